@@ -1,0 +1,6 @@
+//! Test helpers for lousho: fixture tools, mock provider servers and fixture
+//! MCP servers. Not published.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod tools;

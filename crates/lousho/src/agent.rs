@@ -1,0 +1,166 @@
+//! The agent: a model, a prompt and tools, run in a loop until a final answer.
+
+mod builder;
+mod error;
+mod event;
+mod execute;
+mod options;
+mod reply;
+mod run;
+mod session;
+mod stream;
+
+pub use builder::AgentBuilder;
+pub use error::{AgentError, BuildError};
+pub use event::AgentEvent;
+pub use options::SendOptions;
+pub use reply::{Reply, RunStatus, ToolCallRecord};
+pub use session::Session;
+pub use stream::AgentStream;
+
+use crate::model::{Message, Model, ModelSettings, ToolDefinition};
+use crate::tool::{ConversationState, Tool, ToolSet, ToolSource};
+use futures::StreamExt;
+use std::fmt;
+use std::sync::Arc;
+
+/// An AI agent: a model, a system prompt and tools.
+///
+/// Cheap to clone (an `Arc` inside), `Send + Sync`: share one agent between
+/// tasks. Build one with [`Agent::builder`].
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use lousho::Agent;
+/// let agent = Agent::builder().model("test").prompt("You are terse.").build()?;
+/// let reply = agent.send("hello").await?;
+/// assert_eq!(reply.text, "You said: hello");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<AgentInner>,
+}
+
+pub(crate) struct AgentInner {
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) prompt: Option<String>,
+    pub(crate) tools: ToolSet,
+    pub(crate) tool_definitions: Arc<[ToolDefinition]>,
+    pub(crate) sources: Vec<Arc<dyn ToolSource>>,
+    pub(crate) max_turns: usize,
+    pub(crate) max_parallel_tools: usize,
+    pub(crate) settings: ModelSettings,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.inner.name)
+            .field("model", &self.inner.model.name())
+            .field("tools", &self.inner.tools)
+            .field("sources", &self.inner.sources.iter().map(|s| s.name()).collect::<Vec<_>>())
+            .field("max_turns", &self.inner.max_turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// Starts building an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    /// The agent's name, if set.
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
+    }
+
+    /// The agent's description, if set.
+    pub fn description(&self) -> Option<&str> {
+        self.inner.description.as_deref()
+    }
+
+    /// The model's name.
+    pub fn model_name(&self) -> &str {
+        self.inner.model.name()
+    }
+
+    /// The system prompt.
+    pub fn prompt(&self) -> Option<&str> {
+        self.inner.prompt.as_deref()
+    }
+
+    /// The tools the model would see now: the agent's own plus those of its
+    /// tool sources (MCP servers) that are ready.
+    pub fn tools(&self) -> Result<ToolSet, AgentError> {
+        run::snapshot_tools(&self.inner).map(|(set, _)| set)
+    }
+
+    /// The agent's own tools (without tool sources).
+    pub fn own_tools(&self) -> &ToolSet {
+        &self.inner.tools
+    }
+
+    /// Gets every tool source ready (connects MCP servers, all in parallel).
+    /// A no-op without tool sources.
+    pub async fn ready(&self) -> Result<(), AgentError> {
+        run::ready_sources(&self.inner).await
+    }
+
+    /// Closes every tool source (disconnects MCP servers, stops their
+    /// processes). Idempotent; a later run reconnects.
+    pub async fn close(&self) {
+        futures::future::join_all(self.inner.sources.iter().map(|s| s.close())).await;
+    }
+
+    /// Runs a fresh conversation to its final answer.
+    pub async fn send(&self, input: impl Into<Message>) -> Result<Reply, AgentError> {
+        self.send_with(input, SendOptions::default()).await
+    }
+
+    /// [`send`](Agent::send) with options (a cancellation token, …).
+    pub async fn send_with(
+        &self,
+        input: impl Into<Message>,
+        options: SendOptions,
+    ) -> Result<Reply, AgentError> {
+        self.stream_with(input, options).into_reply().await
+    }
+
+    /// Runs a fresh conversation, yielding events as they happen. Dropping the
+    /// stream cancels the run.
+    pub fn stream(&self, input: impl Into<Message>) -> AgentStream {
+        self.stream_with(input, SendOptions::default())
+    }
+
+    /// [`stream`](Agent::stream) with options.
+    pub fn stream_with(&self, input: impl Into<Message>, options: SendOptions) -> AgentStream {
+        let messages = vec![input.into()];
+        run::start(self.inner.clone(), messages, ConversationState::default(), options, None)
+    }
+
+    /// A multi-turn conversation that keeps its history (and tool state).
+    pub fn session(&self) -> Session {
+        Session::new(self.clone())
+    }
+
+    /// Looks up one of the agent's own tools by name.
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.inner.tools.get(name)
+    }
+}
+
+impl AgentStream {
+    /// Drives the stream to its end and returns the reply.
+    pub async fn into_reply(mut self) -> Result<Reply, AgentError> {
+        while let Some(event) = self.next().await {
+            if let AgentEvent::Done(reply) = event? {
+                return Ok(*reply);
+            }
+        }
+        Err(AgentError::Internal("the run ended without a reply".into()))
+    }
+}

@@ -1,0 +1,151 @@
+use super::{Agent, AgentInner, BuildError};
+use crate::model::{ModelRef, ModelSettings, ToolDefinition};
+use crate::tool::is_object_schema;
+use crate::tool::{IntoTools, Tool, ToolSet, ToolSource, is_valid_tool_name};
+use std::sync::Arc;
+
+/// The default limit on model turns per run.
+pub const DEFAULT_MAX_TURNS: usize = 20;
+/// The default limit on tool calls running at once.
+pub const DEFAULT_MAX_PARALLEL_TOOLS: usize = 8;
+
+/// Builds an [`Agent`]. Every method consumes and returns the builder;
+/// [`build`](AgentBuilder::build) validates everything and returns a typed error.
+#[derive(Default)]
+#[must_use]
+pub struct AgentBuilder {
+    name: Option<String>,
+    description: Option<String>,
+    model: Option<ModelRef>,
+    prompt: Option<String>,
+    tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    max_turns: Option<usize>,
+    max_parallel_tools: Option<usize>,
+    settings: ModelSettings,
+}
+
+impl AgentBuilder {
+    /// The model: a `"vendor/model"` string (`"openai/gpt-4o-mini"`,
+    /// `"anthropic/…"`, `"openrouter/<vendor>/<model>"`, `"ollama/…"`, `"test"`)
+    /// or a [`Model`](crate::Model) value (a provider, a [`ScriptedModel`](crate::ScriptedModel)).
+    pub fn model(mut self, model: impl Into<ModelRef>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The system prompt.
+    pub fn prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.prompt = Some(prompt.into());
+        self
+    }
+
+    /// A name (used when the agent is served over MCP).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// A description (used when the agent is served over MCP).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds one tool.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds tools: one tool, a `Vec`, a [`ToolSet`], or a tuple mixing them
+    /// (`.tools((search_docs, mcp.tools()))`). Can be called more than once.
+    pub fn tools(mut self, tools: impl IntoTools) -> Self {
+        self.tools.extend(tools.into_tools());
+        self
+    }
+
+    /// Adds a source of tools that come and go at run time (MCP servers).
+    pub fn tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// The most model turns one run may take (default 20).
+    pub fn max_turns(mut self, max_turns: usize) -> Self {
+        self.max_turns = Some(max_turns);
+        self
+    }
+
+    /// The most tool calls that run at once within a turn (default 8).
+    pub fn max_parallel_tools(mut self, n: usize) -> Self {
+        self.max_parallel_tools = Some(n);
+        self
+    }
+
+    /// Sampling settings sent with every request.
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Validates and builds the agent.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
+        let max_turns = self.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+        if max_turns == 0 {
+            return Err(BuildError::InvalidSetting("max_turns must be at least 1".into()));
+        }
+        let max_parallel_tools = self.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
+        if max_parallel_tools == 0 {
+            return Err(BuildError::InvalidSetting("max_parallel_tools must be at least 1".into()));
+        }
+        let mut tools = ToolSet::new();
+        for tool in self.tools {
+            validate_tool(tool.as_ref())?;
+            tools.insert(tool)?;
+        }
+        let tool_definitions = definitions(&tools);
+        Ok(Agent {
+            inner: Arc::new(AgentInner {
+                name: self.name,
+                description: self.description,
+                model,
+                prompt: self.prompt,
+                tools,
+                tool_definitions,
+                sources: self.sources,
+                max_turns,
+                max_parallel_tools,
+                settings: self.settings,
+            }),
+        })
+    }
+}
+
+/// Checks a tool's name and input schema.
+pub(crate) fn validate_tool(tool: &dyn Tool) -> Result<(), BuildError> {
+    let spec = tool.spec();
+    if !is_valid_tool_name(&spec.name) {
+        return Err(BuildError::InvalidToolName(spec.name.clone()));
+    }
+    if !is_object_schema(&spec.input_schema) {
+        return Err(BuildError::InvalidInputSchema(spec.name.clone()));
+    }
+    Ok(())
+}
+
+/// What the model sees of a set of tools.
+pub(crate) fn definitions(tools: &ToolSet) -> Arc<[ToolDefinition]> {
+    tools
+        .iter()
+        .map(|t| {
+            let spec = t.spec();
+            ToolDefinition {
+                name: spec.name.clone(),
+                description: spec.description.clone(),
+                input_schema: spec.input_schema.clone(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,54 @@
+use crate::model::ModelError;
+use crate::tool::{DuplicateToolError, ToolSourceError};
+
+/// Why an agent could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No model was given.
+    #[error("no model: call .model(\"openai/gpt-4o-mini\") (or \"test\" for the offline test model)")]
+    MissingModel,
+    /// The model string could not be resolved.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A tool's name breaks the providers' rule.
+    #[error("tool name `{0}` is invalid: use 1-64 characters of a-z, A-Z, 0-9, `_` and `-`")]
+    InvalidToolName(String),
+    /// A tool's input schema is not an object schema.
+    #[error("tool `{0}`: the input schema's root must be an object (`\"type\": \"object\"`)")]
+    InvalidInputSchema(String),
+    /// Two tools share a name.
+    #[error(transparent)]
+    DuplicateTool(#[from] DuplicateToolError),
+    /// A numeric setting is out of range.
+    #[error("{0}")]
+    InvalidSetting(String),
+}
+
+/// Why a run failed. What the model should see (a failing tool, an unknown
+/// tool) is not an error: it comes back as an error result in the run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The model kept calling tools past `max_turns`.
+    #[error("the run took more than {max_turns} model turns; raise max_turns or check the tools' results")]
+    MaxTurnsExceeded {
+        /// The limit.
+        max_turns: usize,
+    },
+    /// The run was cancelled.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// A tool source (an MCP server) could not get ready.
+    #[error(transparent)]
+    ToolSource(#[from] ToolSourceError),
+    /// Two tools share a name (e.g. an MCP server's tool and one of yours).
+    #[error(transparent)]
+    DuplicateTool(#[from] DuplicateToolError),
+    /// A bug: the run stopped unexpectedly.
+    #[error("internal error: {0}")]
+    Internal(String),
+}

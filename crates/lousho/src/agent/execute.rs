@@ -1,0 +1,87 @@
+//! Running one turn's tool calls: concurrently (bounded), panics and errors
+//! turned into error results, cancellation passed to the tools.
+
+use super::{AgentError, AgentEvent};
+use crate::model::ToolCall;
+use crate::tool::{ConversationState, ToolContext, ToolOutput, ToolSet};
+use futures::{FutureExt, StreamExt};
+use std::panic::AssertUnwindSafe;
+use tracing::Instrument;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How long tools get to notice a cancellation and return before they are dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `calls` with at most `limit` at once; results come back in call order.
+pub(crate) async fn run_tool_calls(
+    tools: &ToolSet,
+    calls: &[ToolCall],
+    state: &ConversationState,
+    cancel: &CancellationToken,
+    limit: usize,
+    tx: &mpsc::Sender<Result<AgentEvent, AgentError>>,
+) -> Result<Vec<ToolOutput>, AgentError> {
+    let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
+    let pending: Vec<_> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let ctx = ToolContext {
+                call_id: call.id.clone(),
+                cancel: cancel.child_token(),
+                state: state.clone(),
+            };
+            call_one(tools, call, ctx).map(move |out| (i, out))
+        })
+        .collect();
+    let mut running = futures::stream::iter(pending).buffer_unordered(limit);
+
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                // The tools' tokens have fired; let them wind down, then stop.
+                let _ = tokio::time::timeout(CANCEL_GRACE, async {
+                    while running.next().await.is_some() {}
+                })
+                .await;
+                return Err(AgentError::Cancelled);
+            }
+            n = running.next() => n,
+        };
+        let Some((i, output)) = next else { break };
+        let event = AgentEvent::ToolCallFinished { call: calls[i].clone(), output: output.clone() };
+        tx.send(Ok(event)).await.map_err(|_| AgentError::Cancelled)?;
+        outputs[i] = Some(output);
+    }
+    Ok(outputs.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Runs one call; never fails: what goes wrong becomes an error result.
+pub(crate) async fn call_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext) -> ToolOutput {
+    let Some(tool) = tools.get(&call.name) else {
+        let available: Vec<&str> = tools.names().collect();
+        return ToolOutput::error(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            if available.is_empty() { "none".to_owned() } else { available.join(", ") }
+        ));
+    };
+    let span = tracing::debug_span!("tool", name = %call.name, call_id = %call.id);
+    let fut = tool.call(call.arguments.clone(), ctx).instrument(span);
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(Ok(output)) => output,
+        Ok(Err(e)) => ToolOutput::error(e.to_string()),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            tracing::error!(tool = %call.name, %message, "tool panicked");
+            ToolOutput::error(format!("tool `{}` panicked: {message}", call.name))
+        }
+    }
+}

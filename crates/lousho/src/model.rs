@@ -1,0 +1,40 @@
+//! Models: the [`Model`] trait, messages, and the models that ship with lousho.
+//!
+//! A model is streaming-first: [`Model::stream`] yields [`ModelEvent`]s (text
+//! deltas, complete tool calls, usage, the finish reason) and the agent loop
+//! collects them. Dropping the stream cancels the request.
+//!
+//! [`TestModel`] and [`ScriptedModel`] are deterministic models for testing
+//! your own agents without a network or an API key.
+
+mod error;
+mod event;
+mod message;
+mod request;
+mod resolve;
+mod test;
+
+pub use error::ModelError;
+pub use event::{FinishReason, ModelEvent, Usage};
+pub use message::{Message, Part, Role, ToolCall, ToolResult};
+pub use request::{ModelRequest, ModelSettings, ToolDefinition};
+pub use resolve::{ModelRef, resolve_model};
+pub use test::{ScriptedModel, ScriptedTurn, TestModel, arguments_for_schema};
+
+use futures::stream::BoxStream;
+
+/// The stream a model returns.
+pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
+
+/// A language model the agent loop can drive.
+///
+/// `stream` must not block: do the request's synchronous preparation (building
+/// the body) up front and the I/O inside the returned stream. Errors are items
+/// of the stream. Dropping the stream must cancel the request.
+pub trait Model: Send + Sync + 'static {
+    /// `"vendor/model"`, for logs and errors.
+    fn name(&self) -> &str;
+
+    /// Starts one model turn.
+    fn stream(&self, request: &ModelRequest) -> ModelStream;
+}

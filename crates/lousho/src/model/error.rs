@@ -1,0 +1,114 @@
+use std::time::Duration;
+
+/// Why a model turn failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The model string names no known provider.
+    #[error(
+        "unknown model `{model}`: use `vendor/model` with vendor one of openai, anthropic, openrouter, ollama, test"
+    )]
+    UnknownModel {
+        /// The string given.
+        model: String,
+    },
+    /// The provider's API key is not set.
+    #[error("{provider}: no API key — set the {env_var} environment variable or pass a key to the provider builder")]
+    MissingApiKey {
+        /// The provider.
+        provider: String,
+        /// The variable to set.
+        env_var: String,
+    },
+    /// 401/403 from the provider.
+    #[error("{provider}: authentication failed (HTTP {status}): {message} — check the API key")]
+    Authentication {
+        /// The provider.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// 429 from the provider.
+    #[error("{provider}: rate limited{}: {message}", retry_after.map(|d| format!(" (retry after {d:?})")).unwrap_or_default())]
+    RateLimited {
+        /// The provider.
+        provider: String,
+        /// The `Retry-After` delay, when sent.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// The conversation is longer than the model's context.
+    #[error("{provider}: context length exceeded: {message}")]
+    ContextLengthExceeded {
+        /// The provider.
+        provider: String,
+        /// The provider's message.
+        message: String,
+    },
+    /// 4xx other than the above.
+    #[error("{provider}: bad request (HTTP {status}): {message}")]
+    BadRequest {
+        /// The provider.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// 5xx from the provider.
+    #[error("{provider}: server error (HTTP {status}): {message}")]
+    Server {
+        /// The provider.
+        provider: String,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// The connection failed or broke.
+    #[error("{provider}: network error: {message}")]
+    Network {
+        /// The provider.
+        provider: String,
+        /// What happened.
+        message: String,
+    },
+    /// The response could not be understood.
+    #[error("{provider}: invalid response: {message}")]
+    InvalidResponse {
+        /// The provider.
+        provider: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A tool schema cannot be made acceptable to the provider.
+    #[error("{provider}: the input schema of tool `{tool}` cannot be sent: {message}")]
+    InvalidToolSchema {
+        /// The provider.
+        provider: String,
+        /// The tool.
+        tool: String,
+        /// Why.
+        message: String,
+    },
+    /// The request was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// A [`ScriptedModel`](crate::ScriptedModel) ran out of turns, or its script
+    /// said to fail.
+    #[error("scripted model: {0}")]
+    Scripted(String),
+}
+
+impl ModelError {
+    /// Whether retrying the same request may succeed (429, 5xx, network).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ModelError::RateLimited { .. } | ModelError::Server { .. } | ModelError::Network { .. }
+        )
+    }
+}

@@ -1,0 +1,131 @@
+use crate::tool::ToolOutput;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The user (or the application speaking for them).
+    User,
+    /// The model.
+    Assistant,
+    /// Tool results going back to the model.
+    Tool,
+}
+
+/// A model's request to call a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id (the provider's, or one the agent made up).
+    pub id: String,
+    /// The tool's name as the model sees it.
+    pub name: String,
+    /// The arguments (a JSON object for well-behaved models).
+    pub arguments: Value,
+}
+
+/// A tool's result, for the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the call this answers.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// What the tool returned.
+    pub output: ToolOutput,
+}
+
+/// One part of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Part {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// MIME type.
+        mime_type: String,
+    },
+    /// A tool call (assistant messages).
+    ToolCall(ToolCall),
+    /// A tool result (tool messages).
+    ToolResult(ToolResult),
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub parts: Vec<Part>,
+}
+
+impl Message {
+    /// A user message with text.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self { role: Role::User, parts: vec![Part::Text { text: text.into() }] }
+    }
+
+    /// An assistant message with text.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, parts: vec![Part::Text { text: text.into() }] }
+    }
+
+    /// A tool message carrying results.
+    pub fn tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
+        Self { role: Role::Tool, parts: results.into_iter().map(Part::ToolResult).collect() }
+    }
+
+    /// The text parts, concatenated.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            if let Part::Text { text } = part {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls in this message.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::ToolCall(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The tool results in this message.
+    pub fn tool_results_iter(&self) -> impl Iterator<Item = &ToolResult> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::ToolResult(r) => Some(r),
+            _ => None,
+        })
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::user(text)
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message::user(text)
+    }
+}
+
+impl From<&String> for Message {
+    fn from(text: &String) -> Self {
+        Message::user(text.as_str())
+    }
+}

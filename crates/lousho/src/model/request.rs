@@ -1,0 +1,85 @@
+use super::Message;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The name to call it by.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its input.
+    pub input_schema: Value,
+}
+
+/// Sampling settings for one request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelSettings {
+    /// Most tokens to generate (providers that require it use their default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+}
+
+impl ModelSettings {
+    /// Sets `max_tokens`.
+    #[must_use]
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the temperature.
+    #[must_use]
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+}
+
+/// One model turn's input.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ModelRequest {
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Arc<[ToolDefinition]>,
+    /// Sampling settings.
+    pub settings: ModelSettings,
+}
+
+impl ModelRequest {
+    /// A request with messages only.
+    pub fn new(messages: Vec<Message>) -> Self {
+        Self { system: None, messages, tools: Arc::from(Vec::new()), settings: ModelSettings::default() }
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Sets the tools.
+    #[must_use]
+    pub fn tools(mut self, tools: impl Into<Arc<[ToolDefinition]>>) -> Self {
+        self.tools = tools.into();
+        self
+    }
+
+    /// Sets the settings.
+    #[must_use]
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+}

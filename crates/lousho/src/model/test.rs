@@ -1,0 +1,9 @@
+//! Deterministic models for testing agents.
+
+mod args;
+mod scripted;
+mod test_model;
+
+pub use args::arguments_for_schema;
+pub use scripted::{ScriptedModel, ScriptedTurn};
+pub use test_model::TestModel;

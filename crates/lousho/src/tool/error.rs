@@ -1,0 +1,33 @@
+/// Why a tool call failed. The agent turns it into an error result the model
+/// sees (`is_error: true`), with this error's message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The model's arguments did not fit the tool's input schema.
+    #[error("invalid arguments for `{tool}`: {message}")]
+    InvalidInput {
+        /// The tool's name.
+        tool: String,
+        /// Which field was wrong and how (e.g. "`query`: missing field").
+        message: String,
+    },
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The call was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The call took too long.
+    #[error("timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// Another error, kept as its source.
+    #[error(transparent)]
+    Other(#[from] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ToolError {
+    /// A failure with a message for the model.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed(message.into())
+    }
+}

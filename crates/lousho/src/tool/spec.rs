@@ -1,0 +1,91 @@
+use super::ToolAnnotations;
+use crate::policy::Approval;
+use serde_json::{Map, Value};
+
+/// Everything about a tool except its code: what the model and MCP clients see,
+/// and how calls are gated.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The name the model calls it by (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub name: String,
+    /// A human-friendly name (an MCP tool's `title`).
+    pub display_name: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema (2020-12) of the input; the root is an object.
+    pub input_schema: Value,
+    /// JSON Schema of the structured output, if the tool declares one.
+    pub output_schema: Option<Value>,
+    /// MCP-shaped hints.
+    pub annotations: ToolAnnotations,
+    /// When a call must be approved.
+    pub approval: Approval,
+    /// Free metadata (MCP tools keep their raw annotations under `mcp`).
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolSpec {
+    /// A spec with a name, a description and an input schema; no annotations,
+    /// [`Approval::Never`], no metadata.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        Self {
+            name: name.into(),
+            display_name: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: ToolAnnotations::default(),
+            approval: Approval::Never,
+            metadata: Map::new(),
+        }
+    }
+
+    /// Sets the display name.
+    #[must_use]
+    pub fn display_name(mut self, display_name: impl Into<String>) -> Self {
+        self.display_name = Some(display_name.into());
+        self
+    }
+
+    /// Sets the output schema.
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the annotations; a `title` also becomes the display name when none is set.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        if self.display_name.is_none() {
+            self.display_name.clone_from(&annotations.title);
+        }
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the approval policy.
+    #[must_use]
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Adds one metadata entry.
+    #[must_use]
+    pub fn metadata(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.metadata.insert(key.into(), value);
+        self
+    }
+
+    /// Whether a call of this tool needs approval under its own policy.
+    pub fn needs_approval(&self) -> bool {
+        self.approval.needs_approval(&self.name, &self.annotations)
+    }
+
+    /// The display name, or the name.
+    pub fn title(&self) -> &str {
+        self.display_name.as_deref().unwrap_or(&self.name)
+    }
+}

@@ -1,0 +1,3 @@
+mod agent_loop;
+mod models;
+mod tools;

@@ -49,6 +49,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod policy;
 pub mod tool;

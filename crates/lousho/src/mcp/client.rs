@@ -1,0 +1,1 @@
+//! Use MCP servers: connect stdio and Streamable HTTP servers and mount their tools.

@@ -1,0 +1,1 @@
+//! Serve an agent (and chosen tools) over MCP, on stdio or Streamable HTTP.

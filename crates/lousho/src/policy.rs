@@ -3,4 +3,4 @@
 
 mod approval;
 
-pub use approval::Approval;
+pub use approval::{Approval, ApprovalFn};

@@ -76,6 +76,11 @@ pub use schemars::JsonSchema;
 /// The cancellation token type used by [`SendOptions`] and [`ToolContext`].
 pub use tokio_util::sync::CancellationToken;
 
+/// The README's examples, compiled and run as doc tests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The common imports: `use lousho::prelude::*;`.
 pub mod prelude {
     pub use crate::{

@@ -2,6 +2,9 @@ use crate::tool::ToolAnnotations;
 use std::fmt;
 use std::sync::Arc;
 
+/// A custom approval function: `(bare tool name, annotations) -> ask?`.
+pub type CustomApproval = Arc<dyn Fn(&str, &ToolAnnotations) -> bool + Send + Sync>;
+
 /// A tool's approval policy: when a call must be approved by a human first.
 ///
 /// | policy | asks |
@@ -25,7 +28,7 @@ pub enum Approval {
     Never,
     /// Ask when the function returns `true`; it gets the bare tool name and
     /// its annotations (empty when none were given).
-    Custom(Arc<dyn Fn(&str, &ToolAnnotations) -> bool + Send + Sync>),
+    Custom(CustomApproval),
 }
 
 impl Approval {

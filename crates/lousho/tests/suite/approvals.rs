@@ -23,7 +23,10 @@ fn annotation_cases() -> Vec<(&'static str, ToolAnnotations)> {
         ("none", ToolAnnotations::new()),
         ("readOnly true", ToolAnnotations::new().read_only(true)),
         ("destructive true", ToolAnnotations::new().destructive(true)),
-        ("destructive false", ToolAnnotations::new().destructive(false)),
+        (
+            "destructive false",
+            ToolAnnotations::new().destructive(false),
+        ),
         ("readOnly false", ToolAnnotations::new().read_only(false)),
     ]
 }
@@ -34,7 +37,10 @@ fn policies() -> Vec<(&'static str, Approval)> {
         ("always", Approval::Always),
         ("never", Approval::Never),
         // Asks only for tools that say they are destructive.
-        ("custom", Approval::custom(|_name, a| a.destructive == Some(true))),
+        (
+            "custom",
+            Approval::custom(|_name, a| a.destructive == Some(true)),
+        ),
     ]
 }
 
@@ -74,7 +80,11 @@ async fn annotations_and_policy_decide_run_or_ask() {
 
             // The static decision (what `lousho tools` and the MCP server see)…
             let decision = agent.tool_decision("act");
-            let want = if expect == Expect::Ask { Decision::Ask } else { Decision::Run };
+            let want = if expect == Expect::Ask {
+                Decision::Ask
+            } else {
+                Decision::Run
+            };
             assert_eq!(decision.decision, want, "{case}: static decision");
 
             // …and what a run does: no handler, so "ask" pauses.
@@ -106,22 +116,35 @@ async fn static_decision_names_the_policy_or_rule() {
         .build()
         .unwrap();
     let a = agent.tool_decision("a");
-    assert_eq!((a.decision, a.reason), (Decision::Ask, DecisionReason::Annotations));
+    assert_eq!(
+        (a.decision, a.reason),
+        (Decision::Ask, DecisionReason::Annotations)
+    );
     let b = agent.tool_decision("b");
-    assert_eq!((b.decision, b.reason), (Decision::Ask, DecisionReason::Always));
+    assert_eq!(
+        (b.decision, b.reason),
+        (Decision::Ask, DecisionReason::Always)
+    );
     let c = agent.tool_decision("c");
     assert_eq!(
         serde_json::to_value(&c).unwrap(),
         json!({"decision": "deny", "reason": "rule:c"})
     );
-    assert_eq!(agent.tool_decision("nope").reason, DecisionReason::UnknownTool);
+    assert_eq!(
+        agent.tool_decision("nope").reason,
+        DecisionReason::UnknownTool
+    );
 }
 
 #[tokio::test]
 async fn handler_gets_the_request_and_approves() {
     let calls = Arc::new(AtomicUsize::new(0));
     let tool = counting_echo("files__delete", calls.clone())
-        .annotations(ToolAnnotations::new().title("Delete a file").destructive(true))
+        .annotations(
+            ToolAnnotations::new()
+                .title("Delete a file")
+                .destructive(true),
+        )
         .approval(Approval::Annotations)
         .metadata("origin", json!("files"));
     let seen: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
@@ -172,9 +195,19 @@ async fn handler_denial_reaches_the_model_as_an_error_result() {
     assert_eq!(reply.status, RunStatus::Completed);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     let request = recorder.last_request().unwrap();
-    let result = request.messages.last().unwrap().tool_results_iter().next().unwrap().clone();
+    let result = request
+        .messages
+        .last()
+        .unwrap()
+        .tool_results_iter()
+        .next()
+        .unwrap()
+        .clone();
     assert!(result.output.is_error);
-    assert!(result.output.to_model_text().contains("not on a Friday"), "{result:?}");
+    assert!(
+        result.output.to_model_text().contains("not on a Friday"),
+        "{result:?}"
+    );
     assert!(reply.tool_calls[0].output.is_error);
 }
 

@@ -1,9 +1,7 @@
 //! Permission rules (deny > ask > allow, globs) and the `can_use_tool` callback.
 
 use lousho::model::ToolResult;
-use lousho::{
-    Agent, PermissionResult, Permissions, RunStatus, ScriptedModel, ScriptedTurn,
-};
+use lousho::{Agent, PermissionResult, Permissions, RunStatus, ScriptedModel, ScriptedTurn};
 use lousho_testkit::tools::counting_echo;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,13 +9,22 @@ use std::sync::{Arc, Mutex};
 
 /// A model that calls `tool` once, then answers.
 fn one_call(tool: &str, input: Value) -> ScriptedModel {
-    ScriptedModel::new([ScriptedTurn::tool_call(tool, input), ScriptedTurn::text("done")])
+    ScriptedModel::new([
+        ScriptedTurn::tool_call(tool, input),
+        ScriptedTurn::text("done"),
+    ])
 }
 
 /// The tool results the model got in its last request.
 fn results_sent_back(model: &ScriptedModel) -> Vec<ToolResult> {
     let request = model.last_request().unwrap();
-    request.messages.last().unwrap().tool_results_iter().cloned().collect()
+    request
+        .messages
+        .last()
+        .unwrap()
+        .tool_results_iter()
+        .cloned()
+        .collect()
 }
 
 #[tokio::test]
@@ -37,11 +44,18 @@ async fn deny_beats_allow_for_the_same_tool_in_either_order() {
             .unwrap();
         let reply = agent.send("list").await.unwrap();
         assert_eq!(reply.status, RunStatus::Completed);
-        assert_eq!(calls.load(Ordering::SeqCst), 0, "{permissions:?}: denied tools never run");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "{permissions:?}: denied tools never run"
+        );
         let results = results_sent_back(&model);
         assert!(results[0].output.is_error);
         assert!(
-            results[0].output.to_model_text().contains("permission rule"),
+            results[0]
+                .output
+                .to_model_text()
+                .contains("permission rule"),
             "{:?}",
             results[0].output
         );
@@ -80,22 +94,53 @@ async fn globs_match_full_tool_names() {
         .tool(counting_echo("docs__search", searched.clone()).needs_approval(true))
         .tool(counting_echo("mcp__postgres__exec", executed.clone()))
         .tool(counting_echo("files__read", other.clone()))
-        .permissions(Permissions::new().allow("docs__*").deny("mcp__postgres__*").deny("*__write"))
+        .permissions(
+            Permissions::new()
+                .allow("docs__*")
+                .deny("mcp__postgres__*")
+                .deny("*__write"),
+        )
         .build()
         .unwrap();
-    assert_eq!(agent.tool_decision("docs__search").decision, lousho::Decision::Run);
-    assert_eq!(agent.tool_decision("mcp__postgres__exec").decision, lousho::Decision::Deny);
-    assert_eq!(agent.tool_decision("files__read").decision, lousho::Decision::Run);
+    assert_eq!(
+        agent.tool_decision("docs__search").decision,
+        lousho::Decision::Run
+    );
+    assert_eq!(
+        agent.tool_decision("mcp__postgres__exec").decision,
+        lousho::Decision::Deny
+    );
+    assert_eq!(
+        agent.tool_decision("files__read").decision,
+        lousho::Decision::Run
+    );
     let reply = agent.send("go").await.unwrap();
     assert_eq!(reply.status, RunStatus::Completed);
-    assert_eq!(searched.load(Ordering::SeqCst), 1, "docs__* allowed it without asking");
-    assert_eq!(executed.load(Ordering::SeqCst), 0, "mcp__postgres__* denied it");
-    assert_eq!(other.load(Ordering::SeqCst), 1, "no rule, Never policy: runs");
+    assert_eq!(
+        searched.load(Ordering::SeqCst),
+        1,
+        "docs__* allowed it without asking"
+    );
+    assert_eq!(
+        executed.load(Ordering::SeqCst),
+        0,
+        "mcp__postgres__* denied it"
+    );
+    assert_eq!(
+        other.load(Ordering::SeqCst),
+        1,
+        "no rule, Never policy: runs"
+    );
     let results = results_sent_back(&model);
     assert_eq!(results.len(), 3);
     assert!(!results[0].output.is_error);
     assert!(results[1].output.is_error);
-    assert!(results[1].output.to_model_text().contains("mcp__postgres__*"));
+    assert!(
+        results[1]
+            .output
+            .to_model_text()
+            .contains("mcp__postgres__*")
+    );
 }
 
 #[tokio::test]
@@ -145,7 +190,12 @@ async fn callback_sees_the_input_and_its_denial_reaches_the_model() {
     assert_eq!(calls.load(Ordering::SeqCst), 1, "only `ls` ran");
     let results = results_sent_back(&model);
     assert!(results[0].output.is_error);
-    assert!(results[0].output.to_model_text().contains("rm is not allowed here"));
+    assert!(
+        results[0]
+            .output
+            .to_model_text()
+            .contains("rm is not allowed here")
+    );
     assert!(!results[1].output.is_error);
 }
 
@@ -167,26 +217,37 @@ async fn rules_run_before_the_callback_and_the_callback_before_the_policy() {
         .tool(counting_echo("approved_by_callback", calls.clone()).needs_approval(true))
         // …and UsePolicy leaves the decision to it.
         .tool(counting_echo("left_to_policy", calls.clone()).needs_approval(true))
-        .permissions(Permissions::new().deny("ruled").can_use_tool(move |name, _| {
-            asked2.lock().unwrap().push(name.clone());
-            async move {
-                if name == "approved_by_callback" {
-                    PermissionResult::Allow
-                } else {
-                    PermissionResult::UsePolicy
-                }
-            }
-        }))
+        .permissions(
+            Permissions::new()
+                .deny("ruled")
+                .can_use_tool(move |name, _| {
+                    asked2.lock().unwrap().push(name.clone());
+                    async move {
+                        if name == "approved_by_callback" {
+                            PermissionResult::Allow
+                        } else {
+                            PermissionResult::UsePolicy
+                        }
+                    }
+                }),
+        )
         .build()
         .unwrap();
     let reply = agent.send("go").await.unwrap();
     assert_eq!(
         *asked.lock().unwrap(),
-        vec!["approved_by_callback".to_owned(), "left_to_policy".to_owned()],
+        vec![
+            "approved_by_callback".to_owned(),
+            "left_to_policy".to_owned()
+        ],
         "a call a rule decided never reaches the callback"
     );
     assert_eq!(reply.status, RunStatus::Interrupted);
     let pending: Vec<_> = reply.pending.iter().map(|r| r.tool_name.as_str()).collect();
     assert_eq!(pending, ["left_to_policy"]);
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "only the callback-approved call ran");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "only the callback-approved call ran"
+    );
 }

@@ -26,18 +26,31 @@ fn process(script: Vec<ScriptedTurn>) -> Process {
     let deletes = Arc::new(AtomicUsize::new(0));
     let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
     let l = lookups.clone();
-    let lookup = DefinedTool::from_json("lookup", "Finds a file", schema.clone(), move |input: Value, ctx: ToolContext| {
-        l.fetch_add(1, Ordering::SeqCst);
-        ctx.state.set("looked_up", input["path"].clone());
-        async move { ToolOutput::text("found a.txt") }
-    });
+    let lookup = DefinedTool::from_json(
+        "lookup",
+        "Finds a file",
+        schema.clone(),
+        move |input: Value, ctx: ToolContext| {
+            l.fetch_add(1, Ordering::SeqCst);
+            ctx.state.set("looked_up", input["path"].clone());
+            async move { ToolOutput::text("found a.txt") }
+        },
+    );
     let d = deletes.clone();
-    let delete = DefinedTool::from_json("delete", "Deletes a file", schema, move |input: Value, ctx: ToolContext| {
-        d.fetch_add(1, Ordering::SeqCst);
-        let looked_up = ctx.state.get("looked_up");
-        async move { ToolOutput::json(json!({"deleted": input["path"], "looked_up": looked_up})) }
-    })
-    .needs_approval(true);
+    let delete =
+        DefinedTool::from_json(
+            "delete",
+            "Deletes a file",
+            schema,
+            move |input: Value, ctx: ToolContext| {
+                d.fetch_add(1, Ordering::SeqCst);
+                let looked_up = ctx.state.get("looked_up");
+                async move {
+                    ToolOutput::json(json!({"deleted": input["path"], "looked_up": looked_up}))
+                }
+            },
+        )
+        .needs_approval(true);
     let model = ScriptedModel::new(script);
     let agent = Agent::builder()
         .model(model.clone())
@@ -46,7 +59,12 @@ fn process(script: Vec<ScriptedTurn>) -> Process {
         .tool(delete)
         .build()
         .unwrap();
-    Process { agent, model, lookups, deletes }
+    Process {
+        agent,
+        model,
+        lookups,
+        deletes,
+    }
 }
 
 fn first_turn() -> ScriptedTurn {
@@ -64,9 +82,17 @@ async fn pause_in_first_process() -> (Process, String, String) {
     assert_eq!(reply.pending.len(), 1);
     let call_id = reply.pending[0].call_id.clone();
     assert_eq!(reply.pending[0].tool_name, "delete");
-    assert_eq!(first.lookups.load(Ordering::SeqCst), 1, "the free call ran before pausing");
+    assert_eq!(
+        first.lookups.load(Ordering::SeqCst),
+        1,
+        "the free call ran before pausing"
+    );
     assert_eq!(first.deletes.load(Ordering::SeqCst), 0);
-    assert_eq!(reply.tool_calls.len(), 1, "the interrupted reply shows the finished call");
+    assert_eq!(
+        reply.tool_calls.len(),
+        1,
+        "the interrupted reply shows the finished call"
+    );
     let json = reply.state.unwrap().to_json().unwrap();
     (first, json, call_id)
 }
@@ -88,19 +114,35 @@ async fn a_new_agent_resumes_a_serialised_run_and_runs_the_approved_call_once() 
     let second = process(vec![ScriptedTurn::text("Deleted a.txt.").usage(7, 3)]);
     let state = RunState::from_json(&json).unwrap();
     assert_eq!(state.pending().count(), 1);
-    let reply = second.agent.resume(state, Decisions::new().approve(&call_id)).await.unwrap();
+    let reply = second
+        .agent
+        .resume(state, Decisions::new().approve(&call_id))
+        .await
+        .unwrap();
 
     assert_eq!(reply.status, RunStatus::Completed);
     assert_eq!(reply.text, "Deleted a.txt.");
-    assert_eq!(second.deletes.load(Ordering::SeqCst), 1, "the approved call ran once");
-    assert_eq!(second.lookups.load(Ordering::SeqCst), 0, "the other call was not re-run");
+    assert_eq!(
+        second.deletes.load(Ordering::SeqCst),
+        1,
+        "the approved call ran once"
+    );
+    assert_eq!(
+        second.lookups.load(Ordering::SeqCst),
+        0,
+        "the other call was not re-run"
+    );
     assert_eq!(first.lookups.load(Ordering::SeqCst), 1);
     assert_eq!(first.deletes.load(Ordering::SeqCst), 0);
     assert_eq!(first.model.played(), 1);
     assert_eq!(second.model.played(), 1);
     assert_eq!(reply.turns, 2);
     assert_eq!(reply.usage.total(), 25);
-    let names: Vec<_> = reply.tool_calls.iter().map(|r| r.call.name.as_str()).collect();
+    let names: Vec<_> = reply
+        .tool_calls
+        .iter()
+        .map(|r| r.call.name.as_str())
+        .collect();
     assert_eq!(names, ["lookup", "delete"]);
 
     // The model's next request has both results, in call order, and the
@@ -150,8 +192,11 @@ async fn missing_or_malformed_answers_deny() {
         let (_first, json, call_id) = pause_in_first_process().await;
         assert_eq!(call_id, "call_0_1");
         let second = process(vec![ScriptedTurn::text("OK.")]);
-        let reply =
-            second.agent.resume(RunState::from_json(&json).unwrap(), decisions.clone()).await.unwrap();
+        let reply = second
+            .agent
+            .resume(RunState::from_json(&json).unwrap(), decisions.clone())
+            .await
+            .unwrap();
         assert_eq!(reply.status, RunStatus::Completed);
         assert_eq!(second.deletes.load(Ordering::SeqCst), 0, "{decisions:?}");
         assert!(reply.tool_calls[1].output.is_error, "{decisions:?}");
@@ -162,9 +207,10 @@ async fn missing_or_malformed_answers_deny() {
 async fn resume_stream_starts_only_the_pending_call() {
     let (_first, json, call_id) = pause_in_first_process().await;
     let second = process(vec![ScriptedTurn::text("Done.")]);
-    let mut stream = second
-        .agent
-        .resume_stream(RunState::from_json(&json).unwrap(), Decisions::new().approve(&call_id));
+    let mut stream = second.agent.resume_stream(
+        RunState::from_json(&json).unwrap(),
+        Decisions::new().approve(&call_id),
+    );
     let mut started = Vec::new();
     let mut done = None;
     while let Some(event) = stream.next().await {
@@ -188,14 +234,21 @@ async fn a_resumed_run_can_pause_again_in_a_later_turn() {
     ]);
     let reply = second
         .agent
-        .resume(RunState::from_json(&json).unwrap(), Decisions::new().approve(&call_id))
+        .resume(
+            RunState::from_json(&json).unwrap(),
+            Decisions::new().approve(&call_id),
+        )
         .await
         .unwrap();
     assert_eq!(reply.status, RunStatus::Interrupted);
     assert_eq!(reply.turns, 2);
     let state = reply.state.unwrap();
     let next_id = state.pending().next().unwrap().call_id.clone();
-    let reply = second.agent.resume(state, Decisions::new().approve(next_id)).await.unwrap();
+    let reply = second
+        .agent
+        .resume(state, Decisions::new().approve(next_id))
+        .await
+        .unwrap();
     assert_eq!(reply.status, RunStatus::Completed);
     assert_eq!(reply.turns, 3);
     assert_eq!(second.deletes.load(Ordering::SeqCst), 2);
@@ -210,7 +263,10 @@ async fn a_session_keeps_a_paused_run_out_of_its_history_until_it_completes() {
     assert_eq!(reply.status, RunStatus::Interrupted);
     assert!(session.history().is_empty());
     let call_id = reply.pending[0].call_id.clone();
-    let reply = session.resume(reply.state.unwrap(), Decisions::new().approve(call_id)).await.unwrap();
+    let reply = session
+        .resume(reply.state.unwrap(), Decisions::new().approve(call_id))
+        .await
+        .unwrap();
     assert_eq!(reply.status, RunStatus::Completed);
     assert_eq!(session.history(), reply.messages);
     assert_eq!(session.state().get("looked_up"), Some(json!("a.txt")));
@@ -222,17 +278,30 @@ async fn unreadable_states_are_typed_errors() {
     let mut value: Value = serde_json::from_str(&json).unwrap();
     value["version"] = json!(99);
     let err = RunState::from_json(&value.to_string()).unwrap_err();
-    assert!(matches!(err, RunStateError::UnsupportedVersion { found: 99 }), "{err}");
-    assert!(matches!(RunState::from_json("{"), Err(RunStateError::Json(_))));
+    assert!(
+        matches!(err, RunStateError::UnsupportedVersion { found: 99 }),
+        "{err}"
+    );
+    assert!(matches!(
+        RunState::from_json("{"),
+        Err(RunStateError::Json(_))
+    ));
 
     // A state whose calls all have results has nothing to resume.
     let state: RunState = serde_json::from_str(&json).unwrap();
     let p = process(vec![ScriptedTurn::text("x")]);
-    let reply = p.agent.resume(state.clone(), Decisions::new()).await.unwrap();
+    let reply = p
+        .agent
+        .resume(state.clone(), Decisions::new())
+        .await
+        .unwrap();
     assert_eq!(reply.status, RunStatus::Completed);
     let mut done: Value = serde_json::to_value(&state).unwrap();
     done["turn"]["calls"][1]["output"] = json!({"content": []});
     let done: RunState = serde_json::from_value(done).unwrap();
     let err = p.agent.resume(done, Decisions::new()).await.unwrap_err();
-    assert!(matches!(err, AgentError::RunState(RunStateError::NothingPending)), "{err}");
+    assert!(
+        matches!(err, AgentError::RunState(RunStateError::NothingPending)),
+        "{err}"
+    );
 }

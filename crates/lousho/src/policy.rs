@@ -55,7 +55,7 @@ mod ask;
 mod decision;
 mod permission;
 
-pub use approval::{Approval, CustomApproval};
+pub use approval::{Approval, CustomApproval, ParseApprovalError};
 pub use ask::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, ORIGIN_METADATA_KEY,
     approval_handler,

@@ -305,3 +305,12 @@ async fn unreadable_states_are_typed_errors() {
         "{err}"
     );
 }
+
+/// The stored format is what another process (maybe a newer lousho) reads
+/// back: changes to it show up here.
+#[tokio::test]
+async fn the_run_state_format_is_stable() {
+    let (_first, json, _) = pause_in_first_process().await;
+    let value: Value = serde_json::from_str(&json).unwrap();
+    insta::assert_json_snapshot!("run_state", value);
+}

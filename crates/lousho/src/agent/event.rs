@@ -14,7 +14,8 @@ pub enum AgentEvent {
     /// A tool call needs a human's approval: the approval handler is asked
     /// next, or, without one, the run pauses after this turn's other calls.
     ApprovalRequested(ApprovalRequest),
-    /// A tool call finished (errors and denials included, with `is_error`).
+    /// A tool call finished (errors included, with `is_error`). A denied
+    /// call finishes with its error result without having started.
     ToolCallFinished {
         /// The call.
         call: ToolCall,

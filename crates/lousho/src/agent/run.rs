@@ -7,11 +7,10 @@ use super::{
     AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, SendOptions,
     ToolCallRecord,
 };
-use crate::policy::Decisions;
 use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::policy::ApprovalRequest;
+use crate::policy::{ApprovalRequest, Decisions};
 use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::{Arc, Mutex};
@@ -124,7 +123,11 @@ impl Progress {
     fn push_results(&mut self, calls: Vec<ToolCall>, outputs: Vec<ToolOutput>) {
         let mut results = Vec::with_capacity(outputs.len());
         for (call, output) in calls.into_iter().zip(outputs) {
-            results.push(ToolResult { call_id: call.id.clone(), name: call.name.clone(), output: output.clone() });
+            results.push(ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: output.clone(),
+            });
             self.records.push(ToolCallRecord { call, output });
         }
         self.request.messages.push(Message::tool_results(results));

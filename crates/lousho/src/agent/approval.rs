@@ -80,7 +80,12 @@ impl TurnContext<'_> {
             }
             let gate = match answers {
                 Some(answers) => Gate::Decided(self.resumed(call, answers.get(&call.id))),
-                None => self.decide(call).await,
+                // The callback may hang; a cancelled run stops waiting for it.
+                None => tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
+                    gate = self.decide(call) => gate,
+                },
             };
             let verdict = match gate {
                 Gate::Decided(verdict) => verdict,

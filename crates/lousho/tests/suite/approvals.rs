@@ -258,3 +258,31 @@ async fn stream_emits_approval_requested_before_pausing() {
     assert_eq!(reply.status, RunStatus::Interrupted);
     assert_eq!(reply.pending, requested);
 }
+
+#[tokio::test]
+async fn cancelling_stops_waiting_for_an_answer() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([ScriptedTurn::tool_call("wipe", json!({}))]);
+    let agent = Agent::builder()
+        .model(model)
+        .tool(counting_echo("wipe", calls.clone()).needs_approval(true))
+        .approval_handler(|_| futures::future::pending())
+        .build()
+        .unwrap();
+    let cancel = lousho::CancellationToken::new();
+    let options = lousho::SendOptions::new().cancel(cancel.clone());
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let err = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        agent.send_with("wipe", options),
+    )
+    .await
+    .expect("the run stops when cancelled")
+    .unwrap_err();
+    assert!(matches!(err, lousho::AgentError::Cancelled), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    canceller.await.unwrap();
+}

@@ -64,7 +64,12 @@ impl Session {
         self.resume_stream_with(state, decisions, SendOptions::default()).into_reply().await
     }
 
-    /// [`resume`](Session::resume), yielding events, with options.
+    /// [`resume`](Session::resume), yielding events.
+    pub fn resume_stream(&self, state: RunState, decisions: impl Into<Decisions>) -> AgentStream {
+        self.resume_stream_with(state, decisions, SendOptions::default())
+    }
+
+    /// [`resume_stream`](Session::resume_stream) with options.
     pub fn resume_stream_with(
         &self,
         state: RunState,

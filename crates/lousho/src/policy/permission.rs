@@ -132,6 +132,22 @@ impl fmt::Debug for Permissions {
     }
 }
 
+/// Reads the rules of a spec file's `permissions` section:
+/// `{ "rules": [{ "tool": "mcp__postgres__exec", "decision": "deny" }, …] }`
+/// (other keys of a rule, like the TypeScript edition's `kind: "tool"`, are
+/// ignored). A callback exists only in code.
+impl<'de> Deserialize<'de> for Permissions {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            rules: Vec<PermissionRule>,
+        }
+        let raw = Raw::deserialize(deserializer)?;
+        Ok(Permissions::new().rules(raw.rules))
+    }
+}
+
 impl Permissions {
     /// No rules, no callback.
     pub fn new() -> Self {
@@ -299,6 +315,22 @@ mod tests {
         assert_eq!(decision("docs__delete"), Some(RuleDecision::Deny));
         assert_eq!(decision("docs__edit_page"), Some(RuleDecision::Ask));
         assert_eq!(decision("files__read"), None);
+    }
+
+    #[test]
+    fn rules_read_from_a_spec_file_shape() {
+        let p: Permissions = serde_json::from_value(serde_json::json!({"rules": [
+            {"kind": "tool", "tool": "mcp__postgres__query", "decision": "allow"},
+            {"kind": "tool", "tool": "mcp__postgres__exec", "decision": "deny"},
+        ]}))
+        .unwrap();
+        assert_eq!(
+            p.rule_list(),
+            [
+                PermissionRule::allow("mcp__postgres__query"),
+                PermissionRule::deny("mcp__postgres__exec")
+            ]
+        );
     }
 
     #[test]

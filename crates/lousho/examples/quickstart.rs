@@ -20,10 +20,15 @@ struct LookupOrder {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let lookup_order = define_tool("lookup_order", "Look up an order", |input: LookupOrder| async move {
-        serde_json::json!({ "id": input.id, "status": "shipped" })
-    })
-    .read_only();
+    let lookup_order =
+        define_tool(
+            "lookup_order",
+            "Look up an order",
+            |input: LookupOrder| async move {
+                serde_json::json!({ "id": input.id, "status": "shipped" })
+            },
+        )
+        .read_only();
 
     let agent = Agent::builder()
         .model("test")

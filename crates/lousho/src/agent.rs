@@ -1,5 +1,6 @@
 //! The agent: a model, a prompt and tools, run in a loop until a final answer.
 
+mod approval;
 mod builder;
 mod error;
 mod event;
@@ -8,6 +9,7 @@ mod options;
 mod reply;
 mod run;
 mod session;
+mod state;
 mod stream;
 
 pub use builder::AgentBuilder;
@@ -16,9 +18,11 @@ pub use event::AgentEvent;
 pub use options::SendOptions;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
 pub use session::Session;
+pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
+use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};
 use crate::tool::{ConversationState, Tool, ToolSet, ToolSource};
 use futures::StreamExt;
 use std::fmt;
@@ -53,6 +57,8 @@ pub(crate) struct AgentInner {
     pub(crate) max_turns: usize,
     pub(crate) max_parallel_tools: usize,
     pub(crate) settings: ModelSettings,
+    pub(crate) permissions: CompiledPermissions,
+    pub(crate) approval_handler: Option<ApprovalHandler>,
 }
 
 impl fmt::Debug for Agent {
@@ -154,6 +160,86 @@ impl Agent {
             options,
             None,
         )
+    }
+
+    /// Continues a run that paused for approval ([`RunStatus::Interrupted`]),
+    /// with answers for its pending calls; returns the run's next reply
+    /// (which may pause again in a later turn).
+    ///
+    /// The agent must be built from the same configuration as the one that
+    /// paused (same tools, prompt and model); it may be a new `Agent` in
+    /// another process, with the state read back by [`RunState::from_json`].
+    /// The paused turn's calls that already ran are not run again; a pending
+    /// call without an answer is denied. See [`crate::policy`] for the
+    /// whole decision order.
+    pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: impl Into<Decisions>,
+    ) -> Result<Reply, AgentError> {
+        self.resume_with(state, decisions, SendOptions::default())
+            .await
+    }
+
+    /// [`resume`](Agent::resume) with options.
+    pub async fn resume_with(
+        &self,
+        state: RunState,
+        decisions: impl Into<Decisions>,
+        options: SendOptions,
+    ) -> Result<Reply, AgentError> {
+        self.resume_stream_with(state, decisions, options)
+            .into_reply()
+            .await
+    }
+
+    /// [`resume`](Agent::resume), yielding events as they happen.
+    pub fn resume_stream(&self, state: RunState, decisions: impl Into<Decisions>) -> AgentStream {
+        self.resume_stream_with(state, decisions, SendOptions::default())
+    }
+
+    /// [`resume_stream`](Agent::resume_stream) with options.
+    pub fn resume_stream_with(
+        &self,
+        state: RunState,
+        decisions: impl Into<Decisions>,
+        options: SendOptions,
+    ) -> AgentStream {
+        let conversation = ConversationState::from_snapshot(state.conversation_state.clone());
+        run::resume(
+            self.inner.clone(),
+            state,
+            decisions.into(),
+            conversation,
+            options,
+            None,
+        )
+    }
+
+    /// What happens to a call of the tool `name` before any input is seen:
+    /// permission rules, then the tool's approval policy (a `can_use_tool`
+    /// callback may still decide otherwise per call). A name no tool has
+    /// is `Deny` with [`DecisionReason::UnknownTool`](crate::policy::DecisionReason::UnknownTool)
+    /// unless a rule matches it.
+    pub fn tool_decision(&self, name: &str) -> ToolDecision {
+        let tool = self.inner.tools.get(name).cloned().or_else(|| {
+            self.inner
+                .sources
+                .iter()
+                .flat_map(|s| s.tools())
+                .find(|t| t.spec().name == name)
+        });
+        crate::policy::tool_decision(
+            &self.inner.permissions,
+            name,
+            tool.as_ref().map(|t| t.spec()),
+        )
+    }
+
+    /// Whether an approval handler answers questions (without one, a run
+    /// that needs an approval pauses).
+    pub fn has_approval_handler(&self) -> bool {
+        self.inner.approval_handler.is_some()
     }
 
     /// A multi-turn conversation that keeps its history (and tool state).

@@ -41,7 +41,7 @@
 //! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`] |
 //! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`] |
 //! | models | [`Model`], [`TestModel`], [`ScriptedModel`], [`resolve_model`] |
-//! | approval | [`Approval`] |
+//! | approval | [`Approval`], [`Permissions`], [`ApprovalRequest`], [`Decisions`], [`RunState`] — the decision order is in [`policy`] |
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
@@ -56,14 +56,17 @@ pub mod policy;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunStatus,
-    SendOptions, Session, ToolCallRecord,
+    Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunState,
+    RunStateError, RunStatus, SendOptions, Session, ToolCallRecord,
 };
 pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
-pub use policy::Approval;
+pub use policy::{
+    Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,
+    PermissionRule, Permissions, ToolDecision,
+};
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,
     ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,

@@ -1,7 +1,13 @@
 use super::{Agent, AgentInner, BuildError};
 use crate::model::{ModelRef, ModelSettings, ToolDefinition};
+use crate::policy::{
+    ApprovalDecision, ApprovalHandler, ApprovalRequest, PermissionResult, PermissionRule,
+    Permissions, approval_handler,
+};
 use crate::tool::is_object_schema;
 use crate::tool::{IntoTools, Tool, ToolSet, ToolSource, is_valid_tool_name};
+use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
 
 /// The default limit on model turns per run.
@@ -23,6 +29,8 @@ pub struct AgentBuilder {
     max_turns: Option<usize>,
     max_parallel_tools: Option<usize>,
     settings: ModelSettings,
+    permissions: Permissions,
+    approval_handler: Option<ApprovalHandler>,
 }
 
 impl AgentBuilder {
@@ -89,6 +97,42 @@ impl AgentBuilder {
         self
     }
 
+    /// Permission rules and the `can_use_tool` callback (replaces earlier
+    /// ones). See [`crate::policy`] for the decision order.
+    pub fn permissions(mut self, permissions: Permissions) -> Self {
+        self.permissions = permissions;
+        self
+    }
+
+    /// Adds one permission rule (`PermissionRule::deny("mcp__postgres__exec")`).
+    pub fn permission_rule(mut self, rule: PermissionRule) -> Self {
+        self.permissions = self.permissions.rule(rule);
+        self
+    }
+
+    /// Sets the `can_use_tool` callback: `(tool name, input) -> PermissionResult`,
+    /// asked for every call no permission rule matched.
+    pub fn can_use_tool<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = PermissionResult> + Send + 'static,
+    {
+        self.permissions = self.permissions.can_use_tool(f);
+        self
+    }
+
+    /// Sets the approval handler: asked for every call that needs approval,
+    /// it answers approve or deny. Without one, such a run pauses and
+    /// returns [`RunStatus::Interrupted`](crate::RunStatus::Interrupted).
+    pub fn approval_handler<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ApprovalDecision> + Send + 'static,
+    {
+        self.approval_handler = Some(approval_handler(f));
+        self
+    }
+
     /// Validates and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
@@ -112,6 +156,7 @@ impl AgentBuilder {
             tools.insert(tool)?;
         }
         let tool_definitions = definitions(&tools);
+        let permissions = self.permissions.compile()?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 name: self.name,
@@ -124,6 +169,8 @@ impl AgentBuilder {
                 max_turns,
                 max_parallel_tools,
                 settings: self.settings,
+                permissions,
+                approval_handler: self.approval_handler,
             }),
         })
     }

@@ -1,4 +1,6 @@
+use super::RunStateError;
 use crate::model::ModelError;
+use crate::policy::PermissionError;
 use crate::tool::{DuplicateToolError, ToolSourceError};
 
 /// Why an agent could not be built.
@@ -25,6 +27,9 @@ pub enum BuildError {
     /// A numeric setting is out of range.
     #[error("{0}")]
     InvalidSetting(String),
+    /// A permission rule's pattern is invalid.
+    #[error(transparent)]
+    Permission(#[from] PermissionError),
 }
 
 /// Why a run failed. What the model should see (a failing tool, an unknown
@@ -52,6 +57,9 @@ pub enum AgentError {
     /// Two tools share a name (e.g. an MCP server's tool and one of yours).
     #[error(transparent)]
     DuplicateTool(#[from] DuplicateToolError),
+    /// A paused run's state could not be resumed.
+    #[error(transparent)]
+    RunState(#[from] RunStateError),
     /// A bug: the run stopped unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),

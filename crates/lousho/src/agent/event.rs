@@ -1,5 +1,6 @@
 use super::Reply;
 use crate::model::{ToolCall, Usage};
+use crate::policy::ApprovalRequest;
 use crate::tool::ToolOutput;
 
 /// What happens during a run, in order.
@@ -8,9 +9,13 @@ use crate::tool::ToolOutput;
 pub enum AgentEvent {
     /// A piece of the model's text.
     TextDelta(String),
-    /// A tool call is about to run.
+    /// A tool call is about to run (after its approval, if it needed one).
     ToolCallStarted(ToolCall),
-    /// A tool call finished (errors included, with `is_error`).
+    /// A tool call needs a human's approval: the approval handler is asked
+    /// next, or, without one, the run pauses after this turn's other calls.
+    ApprovalRequested(ApprovalRequest),
+    /// A tool call finished (errors included, with `is_error`). A denied
+    /// call finishes with its error result without having started.
     ToolCallFinished {
         /// The call.
         call: ToolCall,

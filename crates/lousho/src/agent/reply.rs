@@ -1,4 +1,6 @@
+use super::RunState;
 use crate::model::{Message, ToolCall, Usage};
+use crate::policy::ApprovalRequest;
 use crate::tool::ToolOutput;
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +11,10 @@ use serde::{Deserialize, Serialize};
 pub enum RunStatus {
     /// The model gave its final answer.
     Completed,
+    /// The run paused: some tool calls wait for a human's approval and there
+    /// is no approval handler. [`Reply::pending`] lists them; resume with
+    /// [`Agent::resume`](crate::Agent::resume) and the reply's [`Reply::state`].
+    Interrupted,
 }
 
 /// One tool call made during a run, with its result.
@@ -24,7 +30,7 @@ pub struct ToolCallRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Reply {
-    /// The final answer's text.
+    /// The final answer's text (for an interrupted run, the paused turn's text).
     pub text: String,
     /// Every message of the conversation, the input included.
     pub messages: Vec<Message>,
@@ -36,4 +42,18 @@ pub struct Reply {
     pub turns: usize,
     /// How the run ended.
     pub status: RunStatus,
+    /// The calls waiting for approval (when [`RunStatus::Interrupted`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<ApprovalRequest>,
+    /// What [`Agent::resume`](crate::Agent::resume) needs to continue the run
+    /// (when [`RunStatus::Interrupted`]); serialise it to store it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<RunState>,
+}
+
+impl Reply {
+    /// Whether the run paused for approval.
+    pub fn is_interrupted(&self) -> bool {
+        self.status == RunStatus::Interrupted
+    }
 }

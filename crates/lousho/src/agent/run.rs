@@ -1,14 +1,17 @@
 //! The turn loop: model → tool calls (concurrent, bounded) → results → model.
 
+use super::approval::{TurnCalls, TurnContext};
 use super::builder::{definitions, validate_tool};
-use super::execute::run_tool_calls;
+use super::state::{PausedCall, PausedTurn};
 use super::{
-    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunStatus, SendOptions, ToolCallRecord,
+    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, SendOptions,
+    ToolCallRecord,
 };
 use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::tool::{ConversationState, ToolSet};
+use crate::policy::{ApprovalRequest, Decisions};
+use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -20,6 +23,40 @@ const EVENT_BUFFER: usize = 64;
 pub(crate) fn start(
     inner: Arc<AgentInner>,
     messages: Vec<Message>,
+    state: ConversationState,
+    options: SendOptions,
+    history: Option<Arc<Mutex<Vec<Message>>>>,
+) -> AgentStream {
+    spawn(inner, Begin::Fresh(messages), state, options, history)
+}
+
+/// Spawns the continuation of a paused run and returns its event stream.
+pub(crate) fn resume(
+    inner: Arc<AgentInner>,
+    run_state: RunState,
+    decisions: Decisions,
+    state: ConversationState,
+    options: SendOptions,
+    history: Option<Arc<Mutex<Vec<Message>>>>,
+) -> AgentStream {
+    spawn(
+        inner,
+        Begin::Resume(Box::new(run_state), decisions),
+        state,
+        options,
+        history,
+    )
+}
+
+/// How a run begins: with new messages, or by finishing a paused turn.
+enum Begin {
+    Fresh(Vec<Message>),
+    Resume(Box<RunState>, Decisions),
+}
+
+fn spawn(
+    inner: Arc<AgentInner>,
+    begin: Begin,
     state: ConversationState,
     options: SendOptions,
     history: Option<Arc<Mutex<Vec<Message>>>>,
@@ -37,7 +74,7 @@ pub(crate) fn start(
             cancel,
             tx: tx.clone(),
         }
-        .run(messages)
+        .run(begin)
         .await;
         if let Err(e) = result {
             let _ = tx.send(Err(e)).await;
@@ -86,6 +123,43 @@ struct Run {
     tx: mpsc::Sender<Result<AgentEvent, AgentError>>,
 }
 
+/// A run's progress between turns.
+struct Progress {
+    request: ModelRequest,
+    records: Vec<ToolCallRecord>,
+    usage: Usage,
+    turns: usize,
+}
+
+impl Progress {
+    /// Adds a turn's results to the conversation and the records.
+    fn push_results(&mut self, calls: Vec<ToolCall>, outputs: Vec<ToolOutput>) {
+        let mut results = Vec::with_capacity(outputs.len());
+        for (call, output) in calls.into_iter().zip(outputs) {
+            results.push(ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: output.clone(),
+            });
+            self.records.push(ToolCallRecord { call, output });
+        }
+        self.request.messages.push(Message::tool_results(results));
+    }
+
+    fn into_reply(self, text: String, status: RunStatus) -> Reply {
+        Reply {
+            text,
+            messages: self.request.messages,
+            tool_calls: self.records,
+            usage: self.usage,
+            turns: self.turns,
+            status,
+            pending: Vec::new(),
+            state: None,
+        }
+    }
+}
+
 /// One model turn's output.
 struct TurnOutput {
     text: String,
@@ -102,22 +176,32 @@ impl Run {
             .map_err(|_| AgentError::Cancelled)
     }
 
-    async fn run(self, messages: Vec<Message>) -> Result<(), AgentError> {
+    async fn run(self, begin: Begin) -> Result<(), AgentError> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
             r = ready_sources(&self.inner) => r?,
         }
-        let mut request = ModelRequest::new(messages).settings(self.inner.settings.clone());
-        request.system.clone_from(&self.inner.prompt);
-        let mut records = Vec::new();
-        let mut usage = Usage::default();
+        let mut run = match begin {
+            Begin::Fresh(messages) => Progress {
+                request: ModelRequest::new(messages),
+                records: Vec::new(),
+                usage: Usage::default(),
+                turns: 0,
+            },
+            Begin::Resume(paused, decisions) => {
+                self.finish_paused_turn(*paused, &decisions).await?
+            }
+        };
+        run.request = run.request.settings(self.inner.settings.clone());
+        run.request.system.clone_from(&self.inner.prompt);
         let max_turns = self.inner.max_turns;
-        for turn in 1..=max_turns {
+        for turn in run.turns + 1..=max_turns {
             let (tools, defs) = snapshot_tools(&self.inner)?;
-            request.tools = defs;
-            let out = self.model_turn(&request).await?;
-            usage += out.usage;
+            run.request.tools = defs;
+            let out = self.model_turn(&run.request).await?;
+            run.usage += out.usage;
+            run.turns = turn;
             let mut parts = Vec::with_capacity(out.calls.len() + 1);
             if !out.text.is_empty() {
                 parts.push(Part::Text {
@@ -125,7 +209,7 @@ impl Run {
                 });
             }
             parts.extend(out.calls.iter().cloned().map(Part::ToolCall));
-            request.messages.push(Message {
+            run.request.messages.push(Message {
                 role: crate::model::Role::Assistant,
                 parts,
             });
@@ -136,39 +220,21 @@ impl Run {
                     usage: out.usage,
                 })
                 .await?;
-                let reply = Reply {
-                    text: out.text,
-                    messages: request.messages,
-                    tool_calls: records,
-                    usage,
-                    turns: turn,
-                    status: RunStatus::Completed,
-                };
+                let reply = run.into_reply(out.text, RunStatus::Completed);
                 return self.emit(AgentEvent::Done(Box::new(reply))).await;
             }
 
-            for call in &out.calls {
-                self.emit(AgentEvent::ToolCallStarted(call.clone())).await?;
+            let outputs = vec![None; out.calls.len()];
+            match self
+                .turn_context(&tools)
+                .run_calls(&out.calls, outputs, None)
+                .await?
+            {
+                TurnCalls::Done(outputs) => run.push_results(out.calls, outputs),
+                TurnCalls::Paused { outputs, pending } => {
+                    return self.pause(run, out, outputs, pending).await;
+                }
             }
-            let outputs = run_tool_calls(
-                &tools,
-                &out.calls,
-                &self.state,
-                &self.cancel,
-                self.inner.max_parallel_tools,
-                &self.tx,
-            )
-            .await?;
-            let mut results = Vec::with_capacity(outputs.len());
-            for (call, output) in out.calls.into_iter().zip(outputs) {
-                results.push(ToolResult {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    output: output.clone(),
-                });
-                records.push(ToolCallRecord { call, output });
-            }
-            request.messages.push(Message::tool_results(results));
             self.emit(AgentEvent::TurnFinished {
                 turn,
                 usage: out.usage,
@@ -176,6 +242,118 @@ impl Run {
             .await?;
         }
         Err(AgentError::MaxTurnsExceeded { max_turns })
+    }
+
+    fn turn_context<'a>(&'a self, tools: &'a ToolSet) -> TurnContext<'a> {
+        TurnContext {
+            inner: &self.inner,
+            tools,
+            state: &self.state,
+            cancel: &self.cancel,
+            tx: &self.tx,
+        }
+    }
+
+    /// Ends the run with an interrupted reply carrying its [`RunState`].
+    async fn pause(
+        &self,
+        run: Progress,
+        out: TurnOutput,
+        outputs: Vec<Option<ToolOutput>>,
+        pending: Vec<ApprovalRequest>,
+    ) -> Result<(), AgentError> {
+        let mut questions: std::collections::HashMap<String, ApprovalRequest> = pending
+            .iter()
+            .map(|r| (r.call_id.clone(), r.clone()))
+            .collect();
+        let calls: Vec<PausedCall> = out
+            .calls
+            .into_iter()
+            .zip(outputs)
+            .map(|(call, output)| {
+                let approval = if output.is_none() {
+                    questions.remove(&call.id)
+                } else {
+                    None
+                };
+                PausedCall {
+                    call,
+                    output,
+                    approval,
+                }
+            })
+            .collect();
+        let (messages, records, usage, turns) = (
+            run.request.messages.clone(),
+            run.records.clone(),
+            run.usage,
+            run.turns,
+        );
+        let mut reply = run.into_reply(out.text.clone(), RunStatus::Interrupted);
+        // The interrupted reply also shows the paused turn's finished calls.
+        reply.tool_calls.extend(calls.iter().filter_map(|c| {
+            c.output.clone().map(|output| ToolCallRecord {
+                call: c.call.clone(),
+                output,
+            })
+        }));
+        let paused = PausedTurn {
+            text: out.text,
+            usage: out.usage,
+            calls,
+        };
+        let state = RunState::new(
+            messages,
+            records,
+            paused,
+            usage,
+            turns,
+            self.state.snapshot(),
+        );
+        reply.pending = pending;
+        reply.state = Some(state);
+        self.emit(AgentEvent::Done(Box::new(reply))).await
+    }
+
+    /// Runs or denies a paused turn's pending calls by their answers, and
+    /// picks the run up after that turn.
+    async fn finish_paused_turn(
+        &self,
+        paused: RunState,
+        decisions: &Decisions,
+    ) -> Result<Progress, AgentError> {
+        paused.check()?;
+        let (tools, _) = snapshot_tools(&self.inner)?;
+        let (calls, outputs): (Vec<_>, Vec<_>) = paused
+            .turn
+            .calls
+            .into_iter()
+            .map(|c| (c.call, c.output))
+            .unzip();
+        let mut run = Progress {
+            request: ModelRequest::new(paused.messages),
+            records: paused.tool_calls,
+            usage: paused.usage,
+            turns: paused.turns,
+        };
+        match self
+            .turn_context(&tools)
+            .run_calls(&calls, outputs, Some(decisions))
+            .await?
+        {
+            TurnCalls::Done(outputs) => run.push_results(calls, outputs),
+            TurnCalls::Paused { .. } => {
+                return Err(AgentError::Internal(
+                    "a resumed turn asked for approval again".into(),
+                ));
+            }
+        }
+        self.emit(AgentEvent::TurnFinished {
+            turn: run.turns,
+            usage: paused.turn.usage,
+        })
+        .await?;
+        Ok(run)
     }
 
     /// Streams one model turn, forwarding text deltas.

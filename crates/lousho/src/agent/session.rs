@@ -1,5 +1,6 @@
-use super::{Agent, AgentError, AgentStream, Reply, SendOptions, run};
+use super::{Agent, AgentError, AgentStream, Reply, RunState, SendOptions, run};
 use crate::model::Message;
+use crate::policy::Decisions;
 use crate::tool::ConversationState;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -50,6 +51,44 @@ impl Session {
         run::start(
             self.agent.inner.clone(),
             messages,
+            self.state.clone(),
+            options,
+            Some(self.history.clone()),
+        )
+    }
+
+    /// Continues this session's run that paused for approval (see
+    /// [`Agent::resume`]); once it completes, the session's history holds it.
+    /// The session's tool state is set to the state's snapshot first.
+    pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: impl Into<Decisions>,
+    ) -> Result<Reply, AgentError> {
+        self.resume_stream_with(state, decisions, SendOptions::default())
+            .into_reply()
+            .await
+    }
+
+    /// [`resume`](Session::resume), yielding events.
+    pub fn resume_stream(&self, state: RunState, decisions: impl Into<Decisions>) -> AgentStream {
+        self.resume_stream_with(state, decisions, SendOptions::default())
+    }
+
+    /// [`resume_stream`](Session::resume_stream) with options.
+    pub fn resume_stream_with(
+        &self,
+        state: RunState,
+        decisions: impl Into<Decisions>,
+        options: SendOptions,
+    ) -> AgentStream {
+        for (key, value) in state.conversation_state() {
+            self.state.set(key.clone(), value.clone());
+        }
+        run::resume(
+            self.agent.inner.clone(),
+            state,
+            decisions.into(),
             self.state.clone(),
             options,
             Some(self.history.clone()),

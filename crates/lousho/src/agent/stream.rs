@@ -1,4 +1,4 @@
-use super::{AgentError, AgentEvent};
+use super::{AgentError, AgentEvent, RunStatus};
 use crate::model::Message;
 use futures::Stream;
 use std::pin::Pin;
@@ -41,8 +41,9 @@ impl Stream for AgentStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let polled = self.rx.poll_recv(cx);
         if let Poll::Ready(Some(Ok(AgentEvent::Done(reply)))) = &polled {
-            // A session keeps the conversation for its next turn.
-            if let Some(history) = &self.history {
+            // A session keeps the conversation for its next turn; a paused
+            // run's calls have no results yet, so it joins once resumed.
+            if let (Some(history), RunStatus::Completed) = (&self.history, &reply.status) {
                 *history.lock().unwrap_or_else(PoisonError::into_inner) = reply.messages.clone();
             }
         }

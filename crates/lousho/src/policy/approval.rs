@@ -3,7 +3,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A custom approval function: `(bare tool name, annotations) -> ask?`.
-pub type ApprovalFn = Arc<dyn Fn(&str, &ToolAnnotations) -> bool + Send + Sync>;
+pub type CustomApproval = Arc<dyn Fn(&str, &ToolAnnotations) -> bool + Send + Sync>;
 
 /// A tool's approval policy: when a call must be approved by a human first.
 ///
@@ -28,7 +28,7 @@ pub enum Approval {
     Never,
     /// Ask when the function returns `true`; it gets the bare tool name and
     /// its annotations (empty when none were given).
-    Custom(ApprovalFn),
+    Custom(CustomApproval),
 }
 
 impl Approval {
@@ -58,5 +58,56 @@ impl fmt::Debug for Approval {
             Approval::Never => f.write_str("Never"),
             Approval::Custom(_) => f.write_str("Custom(..)"),
         }
+    }
+}
+
+/// A string that is not an approval policy.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("`{0}` is not an approval policy; use \"annotations\", \"always\" or \"never\"")]
+pub struct ParseApprovalError(String);
+
+/// Reads the policies a spec file can name: `annotations`, `always`, `never`
+/// (a custom function exists only in code).
+impl std::str::FromStr for Approval {
+    type Err = ParseApprovalError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "annotations" => Ok(Approval::Annotations),
+            "always" => Ok(Approval::Always),
+            "never" => Ok(Approval::Never),
+            other => Err(ParseApprovalError(other.to_owned())),
+        }
+    }
+}
+
+/// `annotations`, `always`, `never` or `custom`.
+impl fmt::Display for Approval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Approval::Annotations => "annotations",
+            Approval::Always => "always",
+            Approval::Never => "never",
+            Approval::Custom(_) => "custom",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_file_strings_parse_and_print() {
+        for s in ["annotations", "always", "never"] {
+            assert_eq!(s.parse::<Approval>().unwrap().to_string(), s);
+        }
+        assert!(
+            "sometimes"
+                .parse::<Approval>()
+                .unwrap_err()
+                .to_string()
+                .contains("sometimes")
+        );
     }
 }

@@ -1,0 +1,259 @@
+//! One turn's calls through the decision order (see [`crate::policy`]):
+//! decide each call, ask the handler, run what may run, pause for the rest.
+
+use super::execute::run_tool_calls;
+use super::{AgentError, AgentEvent, AgentInner};
+use crate::model::ToolCall;
+use crate::policy::{
+    ApprovalDecision, ApprovalRequest, Decision, DecisionReason, Decisions, PermissionResult,
+    RuleDecision, policy_decision,
+};
+use crate::tool::{ConversationState, ToolOutput, ToolSet};
+use futures::FutureExt;
+use std::panic::AssertUnwindSafe;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How a turn's calls ended.
+pub(crate) enum TurnCalls {
+    /// Every call has a result, in call order.
+    Done(Vec<ToolOutput>),
+    /// Some calls wait for a human: their output is `None`.
+    Paused {
+        outputs: Vec<Option<ToolOutput>>,
+        pending: Vec<ApprovalRequest>,
+    },
+}
+
+/// What to do with one call, once decided.
+enum Verdict {
+    Run,
+    Deny(String),
+}
+
+/// What the decision order says about one call.
+enum Gate {
+    Decided(Verdict),
+    Ask(ApprovalRequest),
+}
+
+impl Gate {
+    const RUN: Gate = Gate::Decided(Verdict::Run);
+
+    fn deny(message: String) -> Self {
+        Gate::Decided(Verdict::Deny(message))
+    }
+}
+
+/// Everything a turn needs to decide and run its calls.
+pub(crate) struct TurnContext<'a> {
+    pub(crate) inner: &'a AgentInner,
+    pub(crate) tools: &'a ToolSet,
+    pub(crate) state: &'a ConversationState,
+    pub(crate) cancel: &'a CancellationToken,
+    pub(crate) tx: &'a mpsc::Sender<Result<AgentEvent, AgentError>>,
+}
+
+impl TurnContext<'_> {
+    async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
+        self.tx
+            .send(Ok(event))
+            .await
+            .map_err(|_| AgentError::Cancelled)
+    }
+
+    /// Decides, asks and runs the calls whose output is `None` in `outputs`.
+    ///
+    /// With `answers` (a resumed turn), every such call is decided by its
+    /// answer (none = denied) instead of the decision order.
+    pub(crate) async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        mut outputs: Vec<Option<ToolOutput>>,
+        answers: Option<&Decisions>,
+    ) -> Result<TurnCalls, AgentError> {
+        let mut to_run = Vec::new();
+        let mut pending = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            if outputs.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            let gate = match answers {
+                Some(answers) => Gate::Decided(self.resumed(call, answers.get(&call.id))),
+                // The callback may hang; a cancelled run stops waiting for it.
+                None => tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
+                    gate = self.decide(call) => gate,
+                },
+            };
+            let verdict = match gate {
+                Gate::Decided(verdict) => verdict,
+                Gate::Ask(request) => {
+                    self.emit(AgentEvent::ApprovalRequested(request.clone()))
+                        .await?;
+                    if self.inner.approval_handler.is_none() {
+                        pending.push(request);
+                        continue;
+                    }
+                    answer_verdict(call, self.ask_handler(request).await?)
+                }
+            };
+            match verdict {
+                Verdict::Run => to_run.push(i),
+                Verdict::Deny(message) => {
+                    tracing::debug!(tool = %call.name, call_id = %call.id, %message, "tool call denied");
+                    let output = ToolOutput::error(message);
+                    self.emit(AgentEvent::ToolCallFinished {
+                        call: call.clone(),
+                        output: output.clone(),
+                    })
+                    .await?;
+                    if let Some(slot) = outputs.get_mut(i) {
+                        *slot = Some(output);
+                    }
+                }
+            }
+        }
+
+        let running: Vec<ToolCall> = to_run
+            .iter()
+            .filter_map(|&i| calls.get(i).cloned())
+            .collect();
+        for call in &running {
+            self.emit(AgentEvent::ToolCallStarted(call.clone())).await?;
+        }
+        let results = run_tool_calls(
+            self.tools,
+            &running,
+            self.state,
+            self.cancel,
+            self.inner.max_parallel_tools,
+            self.tx,
+        )
+        .await?;
+        for (i, output) in to_run.into_iter().zip(results) {
+            if let Some(slot) = outputs.get_mut(i) {
+                *slot = Some(output);
+            }
+        }
+
+        if pending.is_empty() {
+            Ok(TurnCalls::Done(
+                outputs.into_iter().map(Option::unwrap_or_default).collect(),
+            ))
+        } else {
+            Ok(TurnCalls::Paused { outputs, pending })
+        }
+    }
+
+    /// Steps 1-3 of the decision order for one call.
+    async fn decide(&self, call: &ToolCall) -> Gate {
+        let permissions = &self.inner.permissions;
+        let spec = self.tools.get(&call.name).map(|t| t.spec());
+        if let Some(rule) = permissions.matching_rule(&call.name) {
+            let reason = DecisionReason::Rule {
+                pattern: rule.tool.clone(),
+            };
+            return match rule.decision {
+                RuleDecision::Allow => Gate::RUN,
+                RuleDecision::Deny => Gate::deny(format!(
+                    "The call to `{}` was denied by a permission rule (`{}`); do not retry it.",
+                    call.name, rule.tool
+                )),
+                // An unknown tool has nothing to approve; running it gives
+                // the model the "unknown tool" result.
+                RuleDecision::Ask => match spec {
+                    Some(spec) => Gate::Ask(ApprovalRequest::new(
+                        &call.id,
+                        spec,
+                        call.arguments.clone(),
+                        reason,
+                    )),
+                    None => Gate::RUN,
+                },
+            };
+        }
+        // Unknown tools run into the "unknown tool" error result.
+        let Some(spec) = spec else { return Gate::RUN };
+        match permissions.check_call(&call.name, &call.arguments).await {
+            Some(PermissionResult::Allow) => return Gate::RUN,
+            Some(PermissionResult::Deny { message }) => {
+                return Gate::deny(format!("The call to `{}` was denied: {message}", call.name));
+            }
+            Some(PermissionResult::Ask) => {
+                let request = ApprovalRequest::new(
+                    &call.id,
+                    spec,
+                    call.arguments.clone(),
+                    DecisionReason::Callback,
+                );
+                return Gate::Ask(request);
+            }
+            Some(PermissionResult::UsePolicy) | None => {}
+        }
+        let decision = policy_decision(spec);
+        match decision.decision {
+            Decision::Run => Gate::RUN,
+            Decision::Deny => Gate::deny(format!("The call to `{}` was denied.", call.name)),
+            Decision::Ask => Gate::Ask(ApprovalRequest::new(
+                &call.id,
+                spec,
+                call.arguments.clone(),
+                decision.reason,
+            )),
+        }
+    }
+
+    /// A pending call of a resumed run: its answer decides; no answer
+    /// denies. A deny rule of the resuming agent still wins.
+    fn resumed(&self, call: &ToolCall, answer: Option<&ApprovalDecision>) -> Verdict {
+        if let Some(rule) = self.inner.permissions.matching_rule(&call.name)
+            && rule.decision == RuleDecision::Deny
+        {
+            return Verdict::Deny(format!(
+                "The call to `{}` was denied by a permission rule (`{}`); do not retry it.",
+                call.name, rule.tool
+            ));
+        }
+        match answer {
+            Some(answer) => answer_verdict(call, answer.clone()),
+            None => Verdict::Deny(format!(
+                "The call to `{}` was not approved (no answer was given), so it did not run.",
+                call.name
+            )),
+        }
+    }
+
+    /// Asks the handler; a panicking handler denies, a cancelled run stops.
+    async fn ask_handler(&self, request: ApprovalRequest) -> Result<ApprovalDecision, AgentError> {
+        let Some(handler) = &self.inner.approval_handler else {
+            return Ok(ApprovalDecision::Deny { reason: None });
+        };
+        let tool = request.tool_name.clone();
+        let fut = AssertUnwindSafe(handler(request)).catch_unwind();
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(AgentError::Cancelled),
+            answer = fut => Ok(answer.unwrap_or_else(|_| {
+                tracing::error!(%tool, "the approval handler panicked; denying the call");
+                ApprovalDecision::deny("the approval handler failed, so the call was denied")
+            })),
+        }
+    }
+}
+
+fn answer_verdict(call: &ToolCall, answer: ApprovalDecision) -> Verdict {
+    match answer {
+        ApprovalDecision::Approve => Verdict::Run,
+        ApprovalDecision::Deny {
+            reason: Some(reason),
+        } => Verdict::Deny(format!(
+            "The user denied the call to `{}`: {reason}",
+            call.name
+        )),
+        ApprovalDecision::Deny { reason: None } => {
+            Verdict::Deny(format!("The user denied the call to `{}`.", call.name))
+        }
+    }
+}

@@ -92,8 +92,9 @@ where
         if set.contains(name) {
             continue;
         }
-        let tool = builtin_tool(name, workspace)
-            .ok_or_else(|| UnknownBuiltin { name: name.to_owned() })?;
+        let tool = builtin_tool(name, workspace).ok_or_else(|| UnknownBuiltin {
+            name: name.to_owned(),
+        })?;
         // Checked above: the name is not in the set yet.
         let _ = set.insert(Arc::new(tool));
     }

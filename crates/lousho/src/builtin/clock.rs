@@ -26,7 +26,6 @@ time zone.";
 #[serde(deny_unknown_fields)]
 struct CurrentDateInput {
     /// An IANA time zone name, e.g. `Europe/Paris` or `UTC` (default: the machine's local zone).
-    #[serde(default)]
     timezone: Option<String>,
 }
 
@@ -34,23 +33,26 @@ struct CurrentDateInput {
 #[serde(deny_unknown_fields)]
 struct DayNameInput {
     /// The date, `YYYY-MM-DD` (default: today).
-    #[serde(default)]
     date: Option<String>,
 }
 
 /// The `current_date` tool (read-only).
 pub fn current_date_tool() -> DefinedTool {
-    define_tool("current_date", CURRENT_DATE_DESCRIPTION, |input: CurrentDateInput| async move {
-        current_date(input.timezone.as_deref())
-    })
+    define_tool(
+        "current_date",
+        CURRENT_DATE_DESCRIPTION,
+        |input: CurrentDateInput| async move { current_date(input.timezone.as_deref()) },
+    )
     .read_only()
 }
 
 /// The `day_name` tool (read-only).
 pub fn day_name_tool() -> DefinedTool {
-    define_tool("day_name", DAY_NAME_DESCRIPTION, |input: DayNameInput| async move {
-        day_name(input.date.as_deref())
-    })
+    define_tool(
+        "day_name",
+        DAY_NAME_DESCRIPTION,
+        |input: DayNameInput| async move { day_name(input.date.as_deref()) },
+    )
     .read_only()
 }
 
@@ -77,7 +79,9 @@ fn time_zone(name: Option<&str>) -> Result<TimeZone, ToolError> {
 }
 
 fn zone_name(now: &Zoned) -> String {
-    now.time_zone().iana_name().map_or_else(|| now.strftime("%:z").to_string(), str::to_owned)
+    now.time_zone()
+        .iana_name()
+        .map_or_else(|| now.strftime("%:z").to_string(), str::to_owned)
 }
 
 fn current_date(timezone: Option<&str>) -> Result<ToolOutput, ToolError> {
@@ -86,14 +90,18 @@ fn current_date(timezone: Option<&str>) -> Result<ToolOutput, ToolError> {
     let datetime = now.strftime("%Y-%m-%dT%H:%M:%S%:z").to_string();
     let day = now.strftime("%A").to_string();
     let zone = zone_name(&now);
-    Ok(ToolOutput::text(format!("{datetime} ({day}, {zone})")).with_structured(serde_json::json!({
-        "datetime": datetime,
-        "date": now.date().to_string(),
-        "time": now.strftime("%H:%M:%S").to_string(),
-        "day_name": day,
-        "timezone": zone,
-        "utc_offset": now.strftime("%:z").to_string(),
-    })))
+    Ok(
+        ToolOutput::text(format!("{datetime} ({day}, {zone})")).with_structured(
+            serde_json::json!({
+                "datetime": datetime,
+                "date": now.date().to_string(),
+                "time": now.strftime("%H:%M:%S").to_string(),
+                "day_name": day,
+                "timezone": zone,
+                "utc_offset": now.strftime("%:z").to_string(),
+            }),
+        ),
+    )
 }
 
 fn parse_date(text: &str) -> Result<Date, ToolError> {
@@ -121,9 +129,11 @@ fn day_name(date: Option<&str>) -> Result<ToolOutput, ToolError> {
         _ => Zoned::now().date(),
     };
     let day = date.strftime("%A").to_string();
-    Ok(ToolOutput::text(format!("{date} is a {day}")).with_structured(serde_json::json!({
-        "date": date.to_string(),
-        "day_name": day,
-        "iso_weekday": date.weekday().to_monday_one_offset(),
-    })))
+    Ok(
+        ToolOutput::text(format!("{date} is a {day}")).with_structured(serde_json::json!({
+            "date": date.to_string(),
+            "day_name": day,
+            "iso_weekday": date.weekday().to_monday_one_offset(),
+        })),
+    )
 }

@@ -25,7 +25,7 @@ pub use list_dir::list_dir_tool;
 pub use read_file::read_file_tool;
 pub use sandbox::{SandboxError, Workspace, WorkspaceError};
 
-use crate::tool::{ToolError, ToolSet};
+use crate::tool::{IntoToolOutput, ToolError, ToolOutput, ToolSet};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +48,12 @@ pub const FS_TOOL_NAMES: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
 pub fn fs_tools(workspace: impl IntoWorkspace) -> Result<ToolSet, WorkspaceError> {
     let ws = workspace.into_workspace()?;
     let mut set = ToolSet::new();
-    for tool in [read_file_tool(&ws), list_dir_tool(&ws), glob_tool(&ws), grep_tool(&ws)] {
+    for tool in [
+        read_file_tool(&ws),
+        list_dir_tool(&ws),
+        glob_tool(&ws),
+        grep_tool(&ws),
+    ] {
         // Four distinct names: inserting cannot clash.
         let _ = set.insert(std::sync::Arc::new(tool));
     }
@@ -87,10 +92,9 @@ path_into_workspace!(&str, String, &String, &Path, PathBuf, &PathBuf);
 /// Runs blocking file work off the async threads. The work gets a token to
 /// watch; when the call is cancelled the tool returns at once and the work
 /// stops at its next check.
-pub(crate) async fn run_blocking<T, F>(cancel: &CancellationToken, work: F) -> Result<T, ToolError>
+pub(crate) async fn run_blocking<F>(cancel: &CancellationToken, work: F) -> Passthrough
 where
-    F: FnOnce(CancellationToken) -> T + Send + 'static,
-    T: Send + 'static,
+    F: FnOnce(CancellationToken) -> Result<ToolOutput, FsToolError> + Send + 'static,
 {
     let token = cancel.child_token();
     let guard = token.clone().drop_guard();
@@ -98,9 +102,22 @@ where
     let result = tokio::select! {
         biased;
         () = cancel.cancelled() => Err(ToolError::Cancelled),
-        joined = handle => joined.map_err(|e| ToolError::failed(format!("the tool stopped unexpectedly: {e}"))),
+        joined = handle => match joined {
+            Ok(done) => done.map_err(ToolError::from),
+            Err(e) => Err(ToolError::failed(format!("the tool stopped unexpectedly: {e}"))),
+        },
     };
     // Dropping the guard cancels the work if it is still running.
     drop(guard);
-    result
+    Passthrough(result)
+}
+
+/// A tool closure's result passed through as is (a plain `Result` would turn
+/// every error, [`ToolError::Cancelled`] included, into a `Failed` message).
+pub(crate) struct Passthrough(Result<ToolOutput, ToolError>);
+
+impl IntoToolOutput for Passthrough {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        self.0
+    }
 }

@@ -78,14 +78,21 @@ pub fn todo_write_tool() -> DefinedTool {
         WRITE_DESCRIPTION,
         |input: TodoWriteInput, ctx: ToolContext| async move { write(&input.items, &ctx.state) },
     )
-    .annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true))
+    .annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(true),
+    )
 }
 
 /// The `todo_read` tool (read-only).
 pub fn todo_read_tool() -> DefinedTool {
-    define_tool_with_context("todo_read", READ_DESCRIPTION, |_: TodoReadInput, ctx: ToolContext| {
-        async move { render(&todo_list(&ctx.state)) }
-    })
+    define_tool_with_context(
+        "todo_read",
+        READ_DESCRIPTION,
+        |_: TodoReadInput, ctx: ToolContext| async move { render(&todo_list(&ctx.state)) },
+    )
     .read_only()
 }
 
@@ -108,7 +115,10 @@ fn write(items: &[TodoItem], state: &ConversationState) -> Result<ToolOutput, To
     }
     for (i, item) in items.iter().enumerate() {
         if item.content.trim().is_empty() {
-            return Err(ToolError::failed(format!("item {} has empty `content`", i + 1)));
+            return Err(ToolError::failed(format!(
+                "item {} has empty `content`",
+                i + 1
+            )));
         }
         let chars = item.content.chars().count();
         if chars > MAX_TODO_CHARS {
@@ -137,7 +147,10 @@ fn render(items: &[TodoItem]) -> ToolOutput {
         };
         let _ = writeln!(out, "{}. {mark} {}", i + 1, item.content);
     }
-    let done = items.iter().filter(|i| i.status == TodoStatus::Completed).count();
+    let done = items
+        .iter()
+        .filter(|i| i.status == TodoStatus::Completed)
+        .count();
     if !items.is_empty() {
         let _ = writeln!(out, "({done} of {} completed)", items.len());
     }

@@ -24,7 +24,6 @@ struct GlobInput {
     /// The glob, e.g. `**/*.rs`.
     pattern: String,
     /// The folder to search from, relative to the workspace root (default: the root).
-    #[serde(default)]
     path: Option<String>,
 }
 
@@ -34,14 +33,14 @@ const HARD_LIMIT: usize = 100_000;
 /// The `glob` tool bound to `workspace`.
 pub fn glob_tool(workspace: &Workspace) -> DefinedTool {
     let ws = workspace.clone();
-    define_tool_with_context("glob", DESCRIPTION, move |input: GlobInput, ctx: ToolContext| {
-        let ws = ws.clone();
-        async move {
-            run_blocking(&ctx.cancel, move |cancel| glob(&ws, &input, &cancel))
-                .await?
-                .map_err(crate::tool::ToolError::from)
-        }
-    })
+    define_tool_with_context(
+        "glob",
+        DESCRIPTION,
+        move |input: GlobInput, ctx: ToolContext| {
+            let ws = ws.clone();
+            async move { run_blocking(&ctx.cancel, move |cancel| glob(&ws, &input, &cancel)).await }
+        },
+    )
     .read_only()
 }
 
@@ -67,7 +66,9 @@ fn glob(
     let matcher = compile_glob(&input.pattern)?;
     let resolved = ws.resolve_path(input.path.as_deref().unwrap_or("."))?;
     if !resolved.real.is_dir() {
-        return Err(FsToolError::NotADirectory { path: resolved.display });
+        return Err(FsToolError::NotADirectory {
+            path: resolved.display,
+        });
     }
     let base = resolved.real.as_path();
     let found = AtomicUsize::new(0);
@@ -91,7 +92,12 @@ fn glob(
     );
     let mut hits: Vec<String> = per_thread.into_iter().flatten().collect();
     hits.sort_unstable();
-    Ok(ToolOutput::text(render(ws, &input.pattern, &resolved.display, &hits)))
+    Ok(ToolOutput::text(render(
+        ws,
+        &input.pattern,
+        &resolved.display,
+        &hits,
+    )))
 }
 
 fn render(ws: &Workspace, pattern: &str, base: &str, hits: &[String]) -> String {
@@ -122,4 +128,3 @@ fn render(ws: &Workspace, pattern: &str, base: &str, hits: &[String]) -> String 
     }
     out
 }
-

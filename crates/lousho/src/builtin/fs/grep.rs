@@ -32,20 +32,15 @@ struct GrepInput {
     /// The regular expression to search for (one line at a time).
     pattern: String,
     /// A folder or file to search, relative to the workspace root (default: the whole workspace).
-    #[serde(default)]
     path: Option<String>,
-    /// Only search files matching this glob, as ripgrep's `-g`: `*.rs` matches at any depth,
-    /// a leading `!` excludes.
-    #[serde(default)]
+    /// Only search files matching this glob, as ripgrep's `-g` (`*.rs` matches at any depth; a leading `!` excludes).
     glob: Option<String>,
     /// Match without regard to case (default false).
     #[serde(default)]
     case_insensitive: bool,
     /// Lines of context to show before and after each match (default 0, at most 10).
-    #[serde(default)]
     context: Option<u32>,
     /// The most matching lines to return (default 100, at most 1000).
-    #[serde(default)]
     #[schemars(range(min = 1))]
     max_results: Option<u32>,
 }
@@ -56,14 +51,14 @@ const HARD_LIMIT: usize = 20_000;
 /// The `grep` tool bound to `workspace`.
 pub fn grep_tool(workspace: &Workspace) -> DefinedTool {
     let ws = workspace.clone();
-    define_tool_with_context("grep", DESCRIPTION, move |input: GrepInput, ctx: ToolContext| {
-        let ws = ws.clone();
-        async move {
-            run_blocking(&ctx.cancel, move |cancel| grep(&ws, &input, &cancel))
-                .await?
-                .map_err(crate::tool::ToolError::from)
-        }
-    })
+    define_tool_with_context(
+        "grep",
+        DESCRIPTION,
+        move |input: GrepInput, ctx: ToolContext| {
+            let ws = ws.clone();
+            async move { run_blocking(&ctx.cancel, move |cancel| grep(&ws, &input, &cancel)).await }
+        },
+    )
     .read_only()
 }
 
@@ -94,14 +89,16 @@ fn grep(
             message: e.to_string(),
         })?;
     let resolved = ws.resolve_path(input.path.as_deref().unwrap_or("."))?;
-    let max_results = input
-        .max_results
-        .map_or(limits.grep_default_results, |n| {
-            usize::try_from(n).unwrap_or(usize::MAX).clamp(1, limits.grep_max_results)
-        });
-    let context = input
-        .context
-        .map_or(0, |c| usize::try_from(c).unwrap_or(usize::MAX).min(limits.grep_max_context));
+    let max_results = input.max_results.map_or(limits.grep_default_results, |n| {
+        usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .clamp(1, limits.grep_max_results)
+    });
+    let context = input.context.map_or(0, |c| {
+        usize::try_from(c)
+            .unwrap_or(usize::MAX)
+            .min(limits.grep_max_context)
+    });
     let mut searcher = SearcherBuilder::new();
     searcher
         .line_number(true)
@@ -124,7 +121,12 @@ fn grep(
         }
         search_tree(ws, &walk, &searcher, &matcher, max_results, cancel)
     };
-    Ok(ToolOutput::text(render::render(&found, &input.pattern, &resolved.display, max_results)))
+    Ok(ToolOutput::text(render::render(
+        &found,
+        &input.pattern,
+        &resolved.display,
+        max_results,
+    )))
 }
 
 fn search_one(
@@ -137,7 +139,12 @@ fn search_one(
     let mut sink = Collect::new(max_results, ws.limits().grep_line_chars);
     let mut searcher = searcher.clone();
     let _ = searcher.search_path(matcher, path, &mut sink);
-    let mut found = Found { files: Vec::new(), searched: 1, binary: 0, stopped_early: false };
+    let mut found = Found {
+        files: Vec::new(),
+        searched: 1,
+        binary: 0,
+        stopped_early: false,
+    };
     match sink.finish(|| ws.display(path)) {
         Outcome::Hits(hits) => found.files.push(hits),
         Outcome::NoMatch => {}
@@ -181,8 +188,16 @@ fn search_tree(
                 return WalkState::Continue;
             }
             state.searched += 1;
-            let ThreadState { searcher, matcher, sink, .. } = state;
-            if searcher.search_path(&*matcher, entry.path(), &mut *sink).is_err() {
+            let ThreadState {
+                searcher,
+                matcher,
+                sink,
+                ..
+            } = state;
+            if searcher
+                .search_path(&*matcher, entry.path(), &mut *sink)
+                .is_err()
+            {
                 // Unreadable file (permissions, vanished): skip it, as rg does.
                 sink.reset();
                 return WalkState::Continue;

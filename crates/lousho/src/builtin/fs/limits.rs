@@ -50,7 +50,10 @@ impl FsLimits {
         if self.threads > 0 {
             self.threads
         } else {
-            std::thread::available_parallelism().map(usize::from).unwrap_or(2).min(12)
+            std::thread::available_parallelism()
+                .map(usize::from)
+                .unwrap_or(2)
+                .min(12)
         }
     }
 }

@@ -17,21 +17,25 @@ Use glob to find files deeper down.";
 #[serde(deny_unknown_fields)]
 struct ListDirInput {
     /// The folder to list, relative to the workspace root (default: the root).
-    #[serde(default)]
     path: Option<String>,
 }
 
 /// The `list_dir` tool bound to `workspace`.
 pub fn list_dir_tool(workspace: &Workspace) -> DefinedTool {
     let ws = workspace.clone();
-    define_tool_with_context("list_dir", DESCRIPTION, move |input: ListDirInput, ctx: ToolContext| {
-        let ws = ws.clone();
-        async move {
-            run_blocking(&ctx.cancel, move |_| list_dir(&ws, input.path.as_deref().unwrap_or(".")))
-                .await?
-                .map_err(crate::tool::ToolError::from)
-        }
-    })
+    define_tool_with_context(
+        "list_dir",
+        DESCRIPTION,
+        move |input: ListDirInput, ctx: ToolContext| {
+            let ws = ws.clone();
+            async move {
+                run_blocking(&ctx.cancel, move |_| {
+                    list_dir(&ws, input.path.as_deref().unwrap_or("."))
+                })
+                .await
+            }
+        },
+    )
     .read_only()
 }
 
@@ -56,28 +60,49 @@ fn list_dir(ws: &Workspace, requested: &str) -> Result<ToolOutput, FsToolError> 
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(file_type) = entry.file_type() else { continue };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
         let entry = if file_type.is_dir() {
-            Entry { name: format!("{name}/"), kind: "dir", detail: String::new() }
+            Entry {
+                name: format!("{name}/"),
+                kind: "dir",
+                detail: String::new(),
+            }
         } else if file_type.is_symlink() {
             let detail = match ws.resolve_path(&ws.display(entry.path())) {
                 Ok(target) if target.real.is_dir() => format!(" -> {}/", target.display),
                 Ok(target) => format!(" -> {}", target.display),
                 Err(_) => " -> (outside the workspace or missing; not readable)".to_owned(),
             };
-            Entry { name, kind: "link", detail }
+            Entry {
+                name,
+                kind: "link",
+                detail,
+            }
         } else if file_type.is_file() {
             let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            Entry { name, kind: "file", detail: format!(" ({size} bytes)") }
+            Entry {
+                name,
+                kind: "file",
+                detail: format!(" ({size} bytes)"),
+            }
         } else {
-            Entry { name, kind: "other", detail: String::new() }
+            Entry {
+                name,
+                kind: "other",
+                detail: String::new(),
+            }
         };
         entries.push(entry);
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
 
     let all = std::fs::read_dir(&resolved.real)
-        .map_err(|source| FsToolError::Io { path: path.clone(), source })?
+        .map_err(|source| FsToolError::Io {
+            path: path.clone(),
+            source,
+        })?
         .count();
     let left_out = all.saturating_sub(entries.len());
     let total = entries.len();

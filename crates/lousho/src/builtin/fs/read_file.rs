@@ -5,9 +5,9 @@ use super::{FsToolError, Workspace, run_blocking};
 use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::fmt::Write as _;
 
 const DESCRIPTION: &str = "Read a text file in the workspace. Returns its lines numbered from 1 \
 (`cat -n` style: number, tab, text). Long files come in pages: pass `offset` (the first line to \
@@ -21,11 +21,9 @@ struct ReadFileInput {
     /// The file to read, relative to the workspace root.
     path: String,
     /// The first line to show, counting from 1 (default 1).
-    #[serde(default)]
     #[schemars(range(min = 1))]
     offset: Option<u64>,
     /// How many lines to show (default and maximum: 2000).
-    #[serde(default)]
     #[schemars(range(min = 1))]
     limit: Option<u64>,
 }
@@ -33,12 +31,14 @@ struct ReadFileInput {
 /// The `read_file` tool bound to `workspace`.
 pub fn read_file_tool(workspace: &Workspace) -> DefinedTool {
     let ws = workspace.clone();
-    define_tool_with_context("read_file", DESCRIPTION, move |input: ReadFileInput, ctx: ToolContext| {
-        let ws = ws.clone();
-        async move {
-            run_blocking(&ctx.cancel, move |_| read_file(&ws, &input)).await?.map_err(crate::tool::ToolError::from)
-        }
-    })
+    define_tool_with_context(
+        "read_file",
+        DESCRIPTION,
+        move |input: ReadFileInput, ctx: ToolContext| {
+            let ws = ws.clone();
+            async move { run_blocking(&ctx.cancel, move |_| read_file(&ws, &input)).await }
+        },
+    )
     .read_only()
 }
 
@@ -49,7 +49,10 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
     let resolved = ws.resolve_path(&input.path)?;
     let path = resolved.display;
     let owned = path.clone();
-    let io_err = move |source| FsToolError::Io { path: owned.clone(), source };
+    let io_err = move |source| FsToolError::Io {
+        path: owned.clone(),
+        source,
+    };
     if resolved.real.is_dir() {
         return Err(FsToolError::IsADirectory { path });
     }
@@ -60,7 +63,10 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
 
     let (binary, bom) = {
         let head = reader.fill_buf().map_err(&io_err)?;
-        (binary_reason(&head[..head.len().min(SNIFF_BYTES)]), head.starts_with(b"\xEF\xBB\xBF"))
+        (
+            binary_reason(&head[..head.len().min(SNIFF_BYTES)]),
+            head.starts_with(b"\xEF\xBB\xBF"),
+        )
     };
     if let Some(reason) = binary {
         return Err(FsToolError::Binary { path, reason });
@@ -71,7 +77,9 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
 
     let offset = input.offset.unwrap_or(1).max(1);
     let max_lines = input.limit.map_or(limits.read_lines, |l| {
-        usize::try_from(l).unwrap_or(usize::MAX).clamp(1, limits.read_lines)
+        usize::try_from(l)
+            .unwrap_or(usize::MAX)
+            .clamp(1, limits.read_lines)
     });
     let mut out = String::new();
     let mut line = Vec::new();
@@ -120,7 +128,11 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
         return Ok(ToolOutput::text(format!("(`{path}` is empty)")));
     }
     if offset > total {
-        return Err(FsToolError::OffsetPastEnd { path, offset, lines: total });
+        return Err(FsToolError::OffsetPastEnd {
+            path,
+            offset,
+            lines: total,
+        });
     }
     let last = offset + shown as u64 - 1;
     if last < total {
@@ -146,7 +158,9 @@ fn binary_reason(head: &[u8]) -> Option<String> {
     if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
         return Some("it starts with a UTF-16 byte order mark; only UTF-8 text is read".to_owned());
     }
-    head.iter().position(|&b| b == 0).map(|at| format!("a NUL byte at offset {at}"))
+    head.iter()
+        .position(|&b| b == 0)
+        .map(|at| format!("a NUL byte at offset {at}"))
 }
 
 /// Counts the lines left in `reader` (a last line without a newline counts).

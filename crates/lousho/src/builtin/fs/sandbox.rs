@@ -111,12 +111,19 @@ impl Workspace {
     /// Opens `root` (resolved once, symlinks included) with the default caps.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
         let given = root.as_ref();
-        let real = std::fs::canonicalize(given)
-            .map_err(|source| WorkspaceError::Open { path: given.to_path_buf(), source })?;
+        let real = std::fs::canonicalize(given).map_err(|source| WorkspaceError::Open {
+            path: given.to_path_buf(),
+            source,
+        })?;
         if !real.is_dir() {
-            return Err(WorkspaceError::NotADirectory { path: given.to_path_buf() });
+            return Err(WorkspaceError::NotADirectory {
+                path: given.to_path_buf(),
+            });
         }
-        Ok(Self { root: Arc::from(real), limits: FsLimits::default() })
+        Ok(Self {
+            root: Arc::from(real),
+            limits: FsLimits::default(),
+        })
     }
 
     /// Uses these caps instead of the defaults.
@@ -146,7 +153,9 @@ impl Workspace {
 
     pub(crate) fn resolve_path(&self, requested: &str) -> Result<Resolved, SandboxError> {
         if requested.contains('\0') {
-            return Err(SandboxError::Invalid { requested: requested.replace('\0', "\\0") });
+            return Err(SandboxError::Invalid {
+                requested: requested.replace('\0', "\\0"),
+            });
         }
         let path = Path::new(requested);
         let lexical = if path.is_absolute() {
@@ -159,7 +168,9 @@ impl Workspace {
                 // location is inside.
                 return match std::fs::canonicalize(&normal) {
                     Ok(real) if real.starts_with(&self.root) => Ok(self.resolved(real)),
-                    _ => Err(SandboxError::OutsideAbsolute { requested: requested.to_owned() }),
+                    _ => Err(SandboxError::OutsideAbsolute {
+                        requested: requested.to_owned(),
+                    }),
                 };
             }
             normal
@@ -172,12 +183,21 @@ impl Workspace {
         let real = match std::fs::canonicalize(&lexical) {
             Ok(real) => real,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(SandboxError::NotFound { requested: requested.to_owned() });
+                return Err(SandboxError::NotFound {
+                    requested: requested.to_owned(),
+                });
             }
-            Err(source) => return Err(SandboxError::Io { requested: requested.to_owned(), source }),
+            Err(source) => {
+                return Err(SandboxError::Io {
+                    requested: requested.to_owned(),
+                    source,
+                });
+            }
         };
         if !real.starts_with(&self.root) {
-            return Err(SandboxError::SymlinkOutside { requested: requested.to_owned() });
+            return Err(SandboxError::SymlinkOutside {
+                requested: requested.to_owned(),
+            });
         }
         Ok(self.resolved(real))
     }
@@ -200,9 +220,9 @@ impl Workspace {
     /// component swapped for a symlink between resolving and opening).
     pub(crate) fn verify_open(&self, file: &File, requested: &str) -> Result<(), SandboxError> {
         match opened_path(file) {
-            Some(real) if !real.starts_with(&self.root) => {
-                Err(SandboxError::SymlinkOutside { requested: requested.to_owned() })
-            }
+            Some(real) if !real.starts_with(&self.root) => Err(SandboxError::SymlinkOutside {
+                requested: requested.to_owned(),
+            }),
             _ => Ok(()),
         }
     }
@@ -263,7 +283,10 @@ mod tests {
 
     #[test]
     fn normalise_refuses_climbing_above_the_start() {
-        assert_eq!(normalise(Path::new("a/./b/../c")).unwrap(), Path::new("a/c"));
+        assert_eq!(
+            normalise(Path::new("a/./b/../c")).unwrap(),
+            Path::new("a/c")
+        );
         assert!(normalise(Path::new("a/../../b")).is_none());
         assert!(normalise(Path::new("../x")).is_none());
         assert_eq!(normalise(Path::new("")).unwrap(), Path::new(""));

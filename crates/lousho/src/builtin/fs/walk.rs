@@ -36,13 +36,18 @@ where
 {
     let done: Arc<Mutex<Vec<S>>> = Arc::default();
     builder.build_parallel().run(|| {
-        let mut local = Flush { state: Some(make_state()), done: done.clone() };
+        let mut local = Flush {
+            state: Some(make_state()),
+            done: done.clone(),
+        };
         let visit = &visit;
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
             }
-            let Ok(entry) = entry else { return WalkState::Continue };
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
             match local.state.as_mut() {
                 Some(state) => visit(state, entry),
                 None => WalkState::Quit,
@@ -62,7 +67,10 @@ struct Flush<S> {
 impl<S> Drop for Flush<S> {
     fn drop(&mut self) {
         if let Some(state) = self.state.take() {
-            self.done.lock().unwrap_or_else(PoisonError::into_inner).push(state);
+            self.done
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(state);
         }
     }
 }

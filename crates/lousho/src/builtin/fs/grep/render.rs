@@ -1,7 +1,7 @@
 //! What the model sees from a search: `path:line:text` lines and notes.
 
-use super::{Found, HARD_LIMIT};
 use super::sink::Hit;
+use super::{Found, HARD_LIMIT};
 use std::fmt::Write as _;
 
 /// Renders the first `max_results` matching lines (files in path order) and
@@ -76,5 +76,9 @@ pub(crate) fn render(found: &Found, pattern: &str, base: &str, max_results: usiz
 }
 
 fn plural(n: usize, what: &str) -> String {
-    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

@@ -50,7 +50,13 @@ pub(crate) struct Collect {
 impl Collect {
     /// Keeps at most `cap` matching lines per file, each cut at `line_chars`.
     pub(crate) fn new(cap: usize, line_chars: usize) -> Self {
-        Self { hits: Vec::new(), matches: 0, cap, line_chars, binary: false }
+        Self {
+            hits: Vec::new(),
+            matches: 0,
+            cap,
+            line_chars,
+            binary: false,
+        }
     }
 
     /// Forgets the current file.
@@ -111,7 +117,8 @@ impl Sink for Collect {
             && matches!(context.kind(), grep_searcher::SinkContextKind::After);
         if self.keeping() || trailing_of_last_kept {
             let text = self.text(context.bytes());
-            self.hits.push(Hit::Context(context.line_number().unwrap_or(0), text));
+            self.hits
+                .push(Hit::Context(context.line_number().unwrap_or(0), text));
         }
         Ok(true)
     }

@@ -43,7 +43,6 @@
 //! | models | [`Model`], [`TestModel`], [`ScriptedModel`], [`resolve_model`] |
 //! | approval | [`Approval`] |
 //! | built-in tools | [`fs_tools`], [`todo_tools`], [`clock_tools`], [`builtin`] |
-//! | built-in tools | [`fs_tools`], [`todo_tools`], [`clock_tools`], [`builtin`] |
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
@@ -51,7 +50,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
-pub mod builtin;
 pub mod builtin;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -67,7 +65,6 @@ pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
-pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use policy::Approval;
 pub use tool::{

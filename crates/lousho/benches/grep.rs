@@ -9,7 +9,12 @@
 //! Run: `cargo bench -p lousho --bench grep`. Without `rg` on PATH the table
 //! shows lousho's figures alone (install it with `cargo install ripgrep --locked`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
 
 use lousho::{ToolContext, fs_tools};
 use serde_json::json;
@@ -22,9 +27,9 @@ const DIRS: usize = 100;
 const RUNS: usize = 15;
 
 const WORDS: &[&str] = &[
-    "let", "mut", "value", "config", "request", "response", "handler", "buffer", "index",
-    "return", "match", "self", "error", "result", "stream", "token", "parse", "client", "server",
-    "async", "await", "Ok", "Err", "Some", "None", "timeout", "retry", "state", "session", "path",
+    "let", "mut", "value", "config", "request", "response", "handler", "buffer", "index", "return",
+    "match", "self", "error", "result", "stream", "token", "parse", "client", "server", "async",
+    "await", "Ok", "Err", "Some", "None", "timeout", "retry", "state", "session", "path",
 ];
 
 /// A small deterministic generator (xorshift), so every run sees the same tree.
@@ -44,12 +49,12 @@ impl Rng {
 fn generate(root: &Path) -> u64 {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut bytes = 0u64;
-    let mut write = |path: &Path, text: &[u8]| {
+    let write = |path: &Path, text: &[u8]| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
         text.len() as u64
     };
-    let mut file_text = |rng: &mut Rng| {
+    let file_text = |rng: &mut Rng| {
         let mut text = String::new();
         for _ in 0..40 + rng.below(80) {
             match rng.below(400) {
@@ -72,11 +77,17 @@ fn generate(root: &Path) -> u64 {
     };
     for i in 0..FILES {
         let text = file_text(&mut rng);
-        bytes += write(&root.join(format!("src/mod{:03}/file{i:05}.rs", i % DIRS)), text.as_bytes());
+        bytes += write(
+            &root.join(format!("src/mod{:03}/file{i:05}.rs", i % DIRS)),
+            text.as_bytes(),
+        );
     }
     for i in 0..1_000 {
         let text = file_text(&mut rng);
-        write(&root.join(format!("target/debug/gen{i:04}.rs")), text.as_bytes());
+        write(
+            &root.join(format!("target/debug/gen{i:04}.rs")),
+            text.as_bytes(),
+        );
     }
     for i in 0..50 {
         let mut blob = b"TODO(lousho) binary header\0\0\x01\x02".to_vec();
@@ -94,10 +105,26 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
-    Case { name: "literal, rare", pattern: "TODO\\(lousho\\)", case_insensitive: false },
-    Case { name: "regex", pattern: "fn [a-z]+_handler\\(", case_insensitive: false },
-    Case { name: "case-insensitive", pattern: "todo\\(LOUSHO\\)", case_insensitive: true },
-    Case { name: "no match", pattern: "zq[0-9]xw", case_insensitive: false },
+    Case {
+        name: "literal, rare",
+        pattern: "TODO\\(lousho\\)",
+        case_insensitive: false,
+    },
+    Case {
+        name: "regex",
+        pattern: "fn [a-z]+_handler\\(",
+        case_insensitive: false,
+    },
+    Case {
+        name: "case-insensitive",
+        pattern: "todo\\(LOUSHO\\)",
+        case_insensitive: true,
+    },
+    Case {
+        name: "no match",
+        pattern: "zq[0-9]xw",
+        case_insensitive: false,
+    },
 ];
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -105,17 +132,24 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// Runs `f` once to warm up, then `RUNS` times; the median and the count it reports.
-fn measure(mut f: impl FnMut() -> usize) -> (Duration, usize) {
-    let count = f();
-    let mut times = Vec::with_capacity(RUNS);
+/// Runs each search once to warm up, then `RUNS` times, alternating between
+/// them so a change in machine load hits both alike. Gives each one's median
+/// and the line count it reported (checked to be the same every run).
+fn measure(searches: &mut [&mut dyn FnMut() -> usize]) -> Vec<(Duration, usize)> {
+    let counts: Vec<usize> = searches.iter_mut().map(|f| f()).collect();
+    let mut times = vec![Vec::with_capacity(RUNS); searches.len()];
     for _ in 0..RUNS {
-        let start = Instant::now();
-        let n = f();
-        times.push(start.elapsed());
-        assert_eq!(n, count, "the same search found a different number of lines");
+        for (i, f) in searches.iter_mut().enumerate() {
+            let start = Instant::now();
+            let n = f();
+            times[i].push(start.elapsed());
+            assert_eq!(
+                n, counts[i],
+                "the same search found a different number of lines"
+            );
+        }
     }
-    (median(times), count)
+    times.into_iter().map(median).zip(counts).collect()
 }
 
 /// The total from the tool's closing note (`[N matching lines in …]` or
@@ -126,19 +160,33 @@ fn total_from_note(text: &str) -> usize {
         return 0;
     }
     let words: Vec<&str> = note.trim_start_matches('[').split(' ').collect();
-    let n = if words[0] == "showing" { words[3] } else { words[0] };
-    n.parse().unwrap_or_else(|_| panic!("unexpected note: {note}"))
+    let n = if words[0] == "showing" {
+        words[3]
+    } else {
+        words[0]
+    };
+    n.parse()
+        .unwrap_or_else(|_| panic!("unexpected note: {note}"))
 }
 
 fn rg_available() -> bool {
-    Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn rg_version() -> String {
     Command::new("rg")
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_owned())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
         .unwrap_or_default()
 }
 
@@ -152,16 +200,23 @@ fn main() {
         bytes as f64 / 1e6,
         start.elapsed()
     );
-    let threads = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
+    let threads = std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(1);
     let rg = rg_available();
     if rg {
         println!("rg: {} ({threads} threads, same as lousho)", rg_version());
     } else {
-        println!("rg: not found on PATH (install it with `cargo install ripgrep --locked` to compare)");
+        println!(
+            "rg: not found on PATH (install it with `cargo install ripgrep --locked` to compare)"
+        );
     }
     println!("median of {RUNS} runs each, warm page cache\n");
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let tools = fs_tools(root).unwrap();
     let grep = tools.get("grep").unwrap().clone();
 
@@ -173,27 +228,40 @@ fn main() {
             "case_insensitive": case.case_insensitive,
             "max_results": 1000,
         });
-        let (ours, ours_count) = measure(|| {
-            let out = runtime.block_on(grep.call(args.clone(), ToolContext::new("bench"))).unwrap();
+        let mut ours = || {
+            let out = runtime
+                .block_on(grep.call(args.clone(), ToolContext::new("bench")))
+                .unwrap();
             total_from_note(&out.to_model_text())
-        });
-        let (theirs, rg_count) = if rg {
-            let (t, n) = measure(|| {
-                let mut cmd = Command::new("rg");
-                cmd.args(["--no-heading", "-n", "--color", "never", "--no-require-git"]);
-                if case.case_insensitive {
-                    cmd.arg("-i");
-                }
-                let out = cmd.arg(case.pattern).arg(".").current_dir(root).output().unwrap();
-                out.stdout.iter().filter(|&&b| b == b'\n').count()
-            });
-            (Some(t), Some(n))
-        } else {
-            (None, None)
         };
-        if let Some(n) = rg_count {
-            assert_eq!(ours_count, n, "{}: lousho and rg disagree on the match count", case.name);
-        }
+        let mut theirs = || {
+            let mut cmd = Command::new("rg");
+            cmd.args(["--no-heading", "-n", "--color", "never", "--no-require-git"]);
+            if case.case_insensitive {
+                cmd.arg("-i");
+            }
+            let out = cmd
+                .arg(case.pattern)
+                .arg(".")
+                .current_dir(root)
+                .output()
+                .unwrap();
+            out.stdout.iter().filter(|&&b| b == b'\n').count()
+        };
+        let results = if rg {
+            measure(&mut [&mut ours, &mut theirs])
+        } else {
+            measure(&mut [&mut ours])
+        };
+        let (ours, ours_count) = results[0];
+        let theirs = results.get(1).map(|&(t, rg_count)| {
+            assert_eq!(
+                ours_count, rg_count,
+                "{}: lousho and rg disagree on the match count",
+                case.name
+            );
+            t
+        });
         let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1e3);
         match theirs {
             Some(t) => println!(

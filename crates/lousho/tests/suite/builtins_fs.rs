@@ -86,7 +86,7 @@ async fn read_file_numbers_lines_and_pages_with_offset_and_limit() {
     assert_eq!(
         page,
         "     4\tline 4\n     5\tline 5\n     6\tline 6\n\
-         [showing lines 4-6 of 10 (at most 3 lines per call); call read_file with offset 7 to read on]\n"
+         [showing lines 4-6 of 10 (`limit` 3); call read_file with offset 7 to read on]\n"
     );
 
     let past = err(
@@ -506,4 +506,58 @@ fn tool_specs_snapshot() {
     let dir = tree(&[]);
     let tools = fs_tools(dir.path()).unwrap();
     insta::assert_json_snapshot!("fs_tool_specs", crate::suite::builtins_todo::specs(&tools));
+}
+
+#[tokio::test]
+async fn grep_stops_on_a_flood_of_matches_and_says_so() {
+    // 250 files × 100 matching lines: past the 20,000 lines grep keeps.
+    let lines: String = (1..=100).map(|i| format!("match {i}\n")).collect();
+    let files: Vec<(String, Vec<u8>)> = (0..250)
+        .map(|i| {
+            (
+                format!("d{}/f{i:03}.txt", i % 10),
+                lines.clone().into_bytes(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_slice()))
+        .collect();
+    let dir = tree(&refs);
+    let tools = fs_tools(dir.path()).unwrap();
+    let text = ok(
+        &tools,
+        "grep",
+        json!({"pattern": "match", "max_results": 100}),
+    )
+    .await;
+    assert_eq!(text.lines().count(), 101);
+    let note = text.lines().last().unwrap();
+    assert!(
+        note.starts_with("[showing 100 matching lines; the search stopped after 20000 matches"),
+        "{note}"
+    );
+    assert!(
+        note.contains("not necessarily the first in path order"),
+        "{note}"
+    );
+}
+
+#[tokio::test]
+async fn grep_on_a_single_binary_file_says_it_was_skipped() {
+    let dir = tree(&[("data.bin", b"abc\0def needle\n")]);
+    let tools = fs_tools(dir.path()).unwrap();
+    let text = ok(
+        &tools,
+        "grep",
+        json!({"pattern": "needle", "path": "data.bin"}),
+    )
+    .await;
+    assert!(
+        text.starts_with(
+            "no matches for `needle` in `data.bin` (1 file searched; 1 binary file skipped"
+        ),
+        "{text}"
+    );
 }

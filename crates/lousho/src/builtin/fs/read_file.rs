@@ -138,6 +138,8 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
     if last < total {
         let why = if cut_by_bytes {
             format!("output capped at {} KiB", limits.read_bytes / 1024)
+        } else if input.limit.is_some_and(|l| l < limits.read_lines as u64) {
+            format!("`limit` {max_lines}")
         } else {
             format!("at most {max_lines} lines per call")
         };

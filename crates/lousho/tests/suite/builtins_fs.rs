@@ -295,6 +295,11 @@ async fn glob_matches_sorted_paths_and_respects_ignore_files() {
         ok(&tools, "glob", json!({"pattern": "*.{md,rs}"})).await,
         "README.md\ntop.rs\n"
     );
+    // A hidden folder named as `path` is walked (only hidden entries below it are skipped).
+    assert_eq!(
+        ok(&tools, "glob", json!({"pattern": "*.rs", "path": ".hidden"})).await,
+        ".hidden/x.rs\n"
+    );
     let none = ok(&tools, "glob", json!({"pattern": "**/*.py"})).await;
     assert!(none.starts_with("no files match `**/*.py`"), "{none}");
     let msg = err(&tools, "glob", json!({"pattern": "src/[a-"})).await;

@@ -1,6 +1,8 @@
 //! The file tools' sandbox: nothing outside the workspace can be read,
 //! listed or searched.
 
+#![cfg(unix)]
+
 use super::builtins_fs::{err, ok, tree};
 use lousho::builtin::{SandboxError, Workspace, fs_tools};
 use serde_json::json;

@@ -352,7 +352,11 @@ async fn grep_reports_path_and_line_sorted_and_skips_ignored_and_binary_files() 
          [3 matching lines in 2 files; 1 binary file skipped]\n"
     );
 
-    // An explicit file path is searched even with no ignore rule for it.
+    // A path named explicitly is searched even when an ignore rule covers it.
+    let text = ok(&tools, "grep", json!({"pattern": "needle", "path": "ignored"})).await;
+    assert_eq!(text, "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n");
+    let text = ok(&tools, "grep", json!({"pattern": "needle", "path": "ignored/secret.rs"})).await;
+    assert_eq!(text, "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n");
     let text = ok(&tools, "grep", json!({"pattern": "two", "path": "b.rs"})).await;
     assert_eq!(text, "b.rs:2:needle two\n[1 matching line in 1 file]\n");
 

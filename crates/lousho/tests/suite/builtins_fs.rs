@@ -150,6 +150,19 @@ async fn read_file_cuts_very_long_lines_with_a_note() {
         "{} … [line cut: 3000 more characters]",
         "x".repeat(2000)
     )));
+
+    // A line far past the cap is not held in memory whole, and still counted right.
+    let huge = format!("{}\nafter\n", "é".repeat(100_000));
+    let dir = tree(&[("huge.txt", huge.as_bytes())]);
+    let tools = fs_tools(dir.path()).unwrap();
+    let text = ok(&tools, "read_file", json!({"path": "huge.txt"})).await;
+    assert_eq!(
+        text,
+        format!(
+            "     1\t{} … [line cut: 98000 more characters]\n     2\tafter\n",
+            "é".repeat(2000)
+        )
+    );
 }
 
 #[tokio::test]
@@ -297,7 +310,12 @@ async fn glob_matches_sorted_paths_and_respects_ignore_files() {
     );
     // A hidden folder named as `path` is walked (only hidden entries below it are skipped).
     assert_eq!(
-        ok(&tools, "glob", json!({"pattern": "*.rs", "path": ".hidden"})).await,
+        ok(
+            &tools,
+            "glob",
+            json!({"pattern": "*.rs", "path": ".hidden"})
+        )
+        .await,
         ".hidden/x.rs\n"
     );
     let none = ok(&tools, "glob", json!({"pattern": "**/*.py"})).await;
@@ -353,10 +371,26 @@ async fn grep_reports_path_and_line_sorted_and_skips_ignored_and_binary_files() 
     );
 
     // A path named explicitly is searched even when an ignore rule covers it.
-    let text = ok(&tools, "grep", json!({"pattern": "needle", "path": "ignored"})).await;
-    assert_eq!(text, "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n");
-    let text = ok(&tools, "grep", json!({"pattern": "needle", "path": "ignored/secret.rs"})).await;
-    assert_eq!(text, "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n");
+    let text = ok(
+        &tools,
+        "grep",
+        json!({"pattern": "needle", "path": "ignored"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n"
+    );
+    let text = ok(
+        &tools,
+        "grep",
+        json!({"pattern": "needle", "path": "ignored/secret.rs"}),
+    )
+    .await;
+    assert_eq!(
+        text,
+        "ignored/secret.rs:1:needle hidden\n[1 matching line in 1 file]\n"
+    );
     let text = ok(&tools, "grep", json!({"pattern": "two", "path": "b.rs"})).await;
     assert_eq!(text, "b.rs:2:needle two\n[1 matching line in 1 file]\n");
 

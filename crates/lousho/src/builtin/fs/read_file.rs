@@ -1,6 +1,6 @@
 //! `read_file {path, offset?, limit?}`: a text file with line numbers.
 
-use super::text::{decode, push_cut, trim_line_end};
+use super::text::{decode, push_cut, read_line_capped, trim_line_end};
 use super::{FsToolError, Workspace, run_blocking};
 use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
 use schemars::JsonSchema;
@@ -89,7 +89,8 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
     let mut cut_by_bytes = false;
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(&io_err)?;
+        let keep = limits.read_line_chars.saturating_mul(4).saturating_add(4);
+        let (n, dropped) = read_line_capped(&mut reader, &mut line, keep).map_err(&io_err)?;
         if n == 0 {
             break;
         }
@@ -98,6 +99,7 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
             continue;
         }
         if shown == max_lines {
+            // This line was read but is not shown; the rest are counted.
             // Count what is left without keeping it.
             number += count_lines(&mut reader).map_err(&io_err)?;
             break;
@@ -112,7 +114,7 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
         invalid_utf8 |= bad;
         let start = out.len();
         let _ = write!(out, "{number:>6}\t");
-        push_cut(&mut out, &text, limits.read_line_chars);
+        push_cut(&mut out, &text, limits.read_line_chars, dropped);
         out.push('\n');
         if out.len() > limits.read_bytes && shown > 0 {
             out.truncate(start);

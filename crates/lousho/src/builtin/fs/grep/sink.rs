@@ -87,7 +87,7 @@ impl Collect {
     fn text(&self, bytes: &[u8]) -> String {
         let (text, _) = decode(trim_line_end(bytes));
         let mut out = String::with_capacity(text.len().min(self.line_chars + 40));
-        push_cut(&mut out, &text, self.line_chars);
+        push_cut(&mut out, &text, self.line_chars, 0);
         out
     }
 

@@ -71,11 +71,11 @@ pub(crate) fn read_line_capped(
     }
     if dropped > 0 {
         // Do not leave half a character at the cut.
-        if let Err(e) = std::str::from_utf8(buf) {
-            if e.error_len().is_none() {
-                buf.truncate(e.valid_up_to());
-                dropped += 1;
-            }
+        if let Err(e) = std::str::from_utf8(buf)
+            && e.error_len().is_none()
+        {
+            buf.truncate(e.valid_up_to());
+            dropped += 1;
         }
     }
     Ok((consumed, dropped))

@@ -45,6 +45,10 @@ struct GrepInput {
     max_results: Option<u32>,
 }
 
+/// The most memory one file's search may buffer (a line longer than this
+/// makes the file unreadable rather than exhausting memory).
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+
 /// Matching lines kept at most before the walk stops, whatever the cap.
 const HARD_LIMIT: usize = 20_000;
 
@@ -70,6 +74,8 @@ pub(crate) struct Found {
     pub searched: usize,
     /// Binary files skipped.
     pub binary: usize,
+    /// Files that could not be read (permissions, a line over the heap limit).
+    pub unreadable: usize,
     /// The walk stopped at [`HARD_LIMIT`].
     pub stopped_early: bool,
 }
@@ -103,11 +109,18 @@ fn grep(
     searcher
         .line_number(true)
         .binary_detection(BinaryDetection::quit(b'\x00'))
+        // A single line may not make the searcher buffer more than this.
+        .heap_limit(Some(HEAP_LIMIT))
         .before_context(context)
         .after_context(context);
 
     let found = if resolved.real.is_file() {
-        search_one(ws, &searcher.build(), &matcher, &resolved.real, max_results)
+        search_one(ws, &searcher.build(), &matcher, &resolved.real, max_results).map_err(
+            |source| FsToolError::Io {
+                path: resolved.display.clone(),
+                source,
+            },
+        )?
     } else {
         let mut walk = walker(ws, &resolved.real);
         if let Some(glob) = &input.glob {
@@ -129,28 +142,43 @@ fn grep(
     )))
 }
 
+/// Searches one file with `sink`; an error leaves the sink ready for the next.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    sink: &mut Collect,
+    path: &Path,
+    display: impl FnOnce() -> String,
+) -> std::io::Result<Outcome> {
+    if let Err(e) = searcher.search_path(matcher, path, &mut *sink) {
+        sink.reset();
+        return Err(e);
+    }
+    Ok(sink.finish(display))
+}
+
 fn search_one(
     ws: &Workspace,
     searcher: &Searcher,
     matcher: &RegexMatcher,
     path: &Path,
     max_results: usize,
-) -> Found {
+) -> std::io::Result<Found> {
     let mut sink = Collect::new(max_results, ws.limits().grep_line_chars);
     let mut searcher = searcher.clone();
-    let _ = searcher.search_path(matcher, path, &mut sink);
     let mut found = Found {
         files: Vec::new(),
         searched: 1,
         binary: 0,
+        unreadable: 0,
         stopped_early: false,
     };
-    match sink.finish(|| ws.display(path)) {
+    match search_file(&mut searcher, matcher, &mut sink, path, || ws.display(path))? {
         Outcome::Hits(hits) => found.files.push(hits),
         Outcome::NoMatch => {}
         Outcome::Binary => found.binary = 1,
     }
-    found
+    Ok(found)
 }
 
 struct ThreadState {
@@ -160,6 +188,7 @@ struct ThreadState {
     files: Vec<FileHits>,
     searched: usize,
     binary: usize,
+    unreadable: usize,
 }
 
 fn search_tree(
@@ -182,6 +211,7 @@ fn search_tree(
             files: Vec::new(),
             searched: 0,
             binary: 0,
+            unreadable: 0,
         },
         |state: &mut ThreadState, entry| {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -194,15 +224,13 @@ fn search_tree(
                 sink,
                 ..
             } = state;
-            if searcher
-                .search_path(&*matcher, entry.path(), &mut *sink)
-                .is_err()
-            {
-                // Unreadable file (permissions, vanished): skip it, as rg does.
-                sink.reset();
+            let display = || ws.display(entry.path());
+            let Ok(outcome) = search_file(searcher, matcher, sink, entry.path(), display) else {
+                // Unreadable (permissions, vanished, a huge line): counted, skipped.
+                state.unreadable += 1;
                 return WalkState::Continue;
-            }
-            match sink.finish(|| ws.display(entry.path())) {
+            };
+            match outcome {
                 Outcome::Hits(hits) => {
                     let n = hits.kept_matches;
                     state.files.push(hits);
@@ -220,12 +248,14 @@ fn search_tree(
         files: Vec::new(),
         searched: 0,
         binary: 0,
+        unreadable: 0,
         stopped_early: kept.load(Ordering::Relaxed) >= HARD_LIMIT,
     };
     for state in states {
         found.files.extend(state.files);
         found.searched += state.searched;
         found.binary += state.binary;
+        found.unreadable += state.unreadable;
     }
     found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     found

@@ -9,11 +9,15 @@ use std::fmt::Write as _;
 pub(crate) fn render(found: &Found, pattern: &str, base: &str, max_results: usize) -> String {
     let mut out = String::new();
     let total: usize = found.files.iter().map(|f| f.matches).sum();
-    let skipped_binary = match found.binary {
+    let mut skipped_binary = match found.binary {
         0 => String::new(),
         1 => "; 1 binary file skipped".to_owned(),
         n => format!("; {n} binary files skipped"),
     };
+    if found.unreadable > 0 {
+        let files = plural(found.unreadable, "file");
+        skipped_binary.push_str(&format!("; {files} could not be read"));
+    }
     if total == 0 {
         let files = plural(found.searched, "file");
         let _ = writeln!(

@@ -127,39 +127,72 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// The fastest and the median run.
+/// The fastest and the median run (wall clock), and the mean CPU time
+/// (user + system, all threads) per run where the OS reports it.
 #[derive(Clone, Copy)]
 struct Timing {
     min: Duration,
     median: Duration,
+    cpu: Option<Duration>,
 }
 
-fn timing(mut times: Vec<Duration>) -> Timing {
-    times.sort_unstable();
-    Timing {
-        min: times[0],
-        median: times[times.len() / 2],
-    }
+/// Where a search's CPU time is read: this process or its waited-for children.
+#[derive(Clone, Copy)]
+enum CpuOf {
+    Me,
+    Children,
+}
+
+/// CPU time so far from `/proc/self/stat` (utime+stime, or cutime+cstime
+/// for children), in clock ticks of 10 ms; `None` off Linux.
+fn cpu_time(of: CpuOf) -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // After the command name: state is field 3; utime 14, stime 15, cutime 16, cstime 17.
+    let (a, b) = match of {
+        CpuOf::Me => (11, 12),
+        CpuOf::Children => (13, 14),
+    };
+    let ticks: u64 = fields.get(a)?.parse::<u64>().ok()? + fields.get(b)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 /// Runs each search once to warm up, then `RUNS` times, alternating between
 /// them so a change in machine load hits both alike. Gives each one's timing
 /// and the line count it reported (checked to be the same every run).
-fn measure(searches: &mut [&mut dyn FnMut() -> usize]) -> Vec<(Timing, usize)> {
-    let counts: Vec<usize> = searches.iter_mut().map(|f| f()).collect();
+fn measure(searches: &mut [(&mut dyn FnMut() -> usize, CpuOf)]) -> Vec<(Timing, usize)> {
+    let counts: Vec<usize> = searches.iter_mut().map(|(f, _)| f()).collect();
     let mut times = vec![Vec::with_capacity(RUNS); searches.len()];
+    let mut cpu = vec![Some(Duration::ZERO); searches.len()];
     for _ in 0..RUNS {
-        for (i, f) in searches.iter_mut().enumerate() {
+        for (i, (f, of)) in searches.iter_mut().enumerate() {
+            let cpu_before = cpu_time(*of);
             let start = Instant::now();
             let n = f();
             times[i].push(start.elapsed());
+            cpu[i] = match (cpu[i], cpu_before, cpu_time(*of)) {
+                (Some(sum), Some(before), Some(after)) => Some(sum + (after - before)),
+                _ => None,
+            };
             assert_eq!(
                 n, counts[i],
                 "the same search found a different number of lines"
             );
         }
     }
-    times.into_iter().map(timing).zip(counts).collect()
+    times
+        .into_iter()
+        .zip(cpu)
+        .map(|(mut t, cpu)| {
+            t.sort_unstable();
+            Timing {
+                min: t[0],
+                median: t[t.len() / 2],
+                cpu: cpu.map(|c| c / RUNS as u32),
+            }
+        })
+        .zip(counts)
+        .collect()
 }
 
 /// The total from the tool's closing note (`[N matching lines in …]` or
@@ -222,7 +255,8 @@ fn main() {
         );
     }
     println!(
-        "{RUNS} runs each, lousho and rg alternating, warm page cache; times are min / median\n"
+        "{RUNS} runs each, lousho and rg alternating, warm page cache; wall times are min / median, \
+         CPU is user + system time per run (mean)\n"
     );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -232,8 +266,10 @@ fn main() {
     let tools = fs_tools(root).unwrap();
     let grep = tools.get("grep").unwrap().clone();
 
-    println!("| search | matches | lousho grep | rg | lousho / rg (min) | lousho / rg (median) |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| search | matches | lousho wall | rg wall | ratio (min) | ratio (median) | lousho CPU | rg CPU | ratio (CPU) |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for case in CASES {
         let args = json!({
             "pattern": case.pattern,
@@ -261,9 +297,9 @@ fn main() {
             out.stdout.iter().filter(|&&b| b == b'\n').count()
         };
         let results = if rg {
-            measure(&mut [&mut ours, &mut theirs])
+            measure(&mut [(&mut ours, CpuOf::Me), (&mut theirs, CpuOf::Children)])
         } else {
-            measure(&mut [&mut ours])
+            measure(&mut [(&mut ours, CpuOf::Me)])
         };
         let (ours, ours_count) = results[0];
         let theirs = results.get(1).map(|&(t, rg_count)| {
@@ -281,22 +317,34 @@ fn main() {
                 t.median.as_secs_f64() * 1e3
             )
         };
+        let cpu = |t: Timing| {
+            t.cpu.map_or("-".to_owned(), |c| {
+                format!("{:.0} ms", c.as_secs_f64() * 1e3)
+            })
+        };
         let ratio = |a: Duration, b: Duration| format!("{:.2}×", a.as_secs_f64() / b.as_secs_f64());
         match theirs {
             Some(t) => println!(
-                "| {} `{}` | {ours_count} | {} | {} | {} | {} |",
+                "| {} `{}` | {ours_count} | {} | {} | {} | {} | {} | {} | {} |",
                 case.name,
                 case.pattern,
                 ms(ours),
                 ms(t),
                 ratio(ours.min, t.min),
                 ratio(ours.median, t.median),
+                cpu(ours),
+                cpu(t),
+                match (ours.cpu, t.cpu) {
+                    (Some(a), Some(b)) if !b.is_zero() => ratio(a, b),
+                    _ => "-".to_owned(),
+                },
             ),
             None => println!(
-                "| {} `{}` | {ours_count} | {} | (no rg) | - | - |",
+                "| {} `{}` | {ours_count} | {} | (no rg) | - | - | {} | - | - |",
                 case.name,
                 case.pattern,
-                ms(ours)
+                ms(ours),
+                cpu(ours),
             ),
         }
     }

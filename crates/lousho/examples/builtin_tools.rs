@@ -23,7 +23,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ]);
     let agent = Agent::builder()
         .model(model)
-        .tools((fs_tools(env!("CARGO_MANIFEST_DIR"))?, todo_tools(), clock_tools()))
+        .tools((
+            fs_tools(env!("CARGO_MANIFEST_DIR"))?,
+            todo_tools(),
+            clock_tools(),
+        ))
         .build()?;
 
     let reply = agent.send("Where is fs_tools defined?").await?;

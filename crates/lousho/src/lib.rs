@@ -61,11 +61,11 @@ pub use agent::{
     Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunStatus,
     SendOptions, Session, ToolCallRecord,
 };
+pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
-pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use policy::Approval;
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,

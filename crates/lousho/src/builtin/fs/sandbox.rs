@@ -278,8 +278,26 @@ pub(crate) fn slash_path(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::normalise;
+    use super::{SandboxError, Workspace, normalise};
     use std::path::Path;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_opened_file_outside_the_root_is_caught() {
+        let dir = std::env::temp_dir().join(format!("lousho-verify-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ws")).unwrap();
+        std::fs::write(dir.join("outside.txt"), "x").unwrap();
+        std::fs::write(dir.join("ws/inside.txt"), "x").unwrap();
+        let ws = Workspace::new(dir.join("ws")).unwrap();
+        let outside = std::fs::File::open(dir.join("outside.txt")).unwrap();
+        let inside = std::fs::File::open(dir.join("ws/inside.txt")).unwrap();
+        assert!(matches!(
+            ws.verify_open(&outside, "inside.txt"),
+            Err(SandboxError::SymlinkOutside { .. })
+        ));
+        assert!(ws.verify_open(&inside, "inside.txt").is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn normalise_refuses_climbing_above_the_start() {

@@ -74,6 +74,8 @@ pub fn resolve_model(model: &str) -> Result<Arc<dyn Model>, ModelError> {
         } else {
             model.to_owned()
         }))),
-        _ => Err(ModelError::UnknownModel { model: model.to_owned() }),
+        _ => Err(ModelError::UnknownModel {
+            model: model.to_owned(),
+        }),
     }
 }

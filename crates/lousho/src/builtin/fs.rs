@@ -25,7 +25,7 @@ pub use list_dir::list_dir_tool;
 pub use read_file::read_file_tool;
 pub use sandbox::{SandboxError, Workspace, WorkspaceError};
 
-use crate::tool::{IntoToolOutput, ToolError, ToolOutput, ToolSet};
+use crate::tool::{ToolError, ToolOutput, ToolSet};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
@@ -92,7 +92,10 @@ path_into_workspace!(&str, String, &String, &Path, PathBuf, &PathBuf);
 /// Runs blocking file work off the async threads. The work gets a token to
 /// watch; when the call is cancelled the tool returns at once and the work
 /// stops at its next check.
-pub(crate) async fn run_blocking<F>(cancel: &CancellationToken, work: F) -> Passthrough
+pub(crate) async fn run_blocking<F>(
+    cancel: &CancellationToken,
+    work: F,
+) -> Result<ToolOutput, ToolError>
 where
     F: FnOnce(CancellationToken) -> Result<ToolOutput, FsToolError> + Send + 'static,
 {
@@ -109,15 +112,5 @@ where
     };
     // Dropping the guard cancels the work if it is still running.
     drop(guard);
-    Passthrough(result)
-}
-
-/// A tool closure's result passed through as is (a plain `Result` would turn
-/// every error, [`ToolError::Cancelled`] included, into a `Failed` message).
-pub(crate) struct Passthrough(Result<ToolOutput, ToolError>);
-
-impl IntoToolOutput for Passthrough {
-    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
-        self.0
-    }
+    result
 }

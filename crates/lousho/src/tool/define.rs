@@ -210,7 +210,9 @@ impl Tool for DefinedTool {
 ///
 /// Implemented for [`ToolOutput`], `String`, `&'static str`, `serde_json::Value`,
 /// [`Json`]`<T: Serialize>`, `()` and `Result<T, E>` where `T` is one of those and
-/// `E: Display` (an `Err` becomes an error result with its message).
+/// `E` is any error (`&str`, `String`, `std::io::Error`, `anyhow::Error`, …): an
+/// `Err` becomes an error result with its message; a [`ToolError`] passes
+/// through unchanged.
 pub trait IntoToolOutput: Send {
     /// Converts into the tool's result.
     fn into_tool_output(self) -> Result<ToolOutput, ToolError>;
@@ -258,11 +260,20 @@ impl<T: Serialize + Send> IntoToolOutput for Json<T> {
     }
 }
 
-impl<T: IntoToolOutput, E: fmt::Display + Send> IntoToolOutput for Result<T, E> {
+impl<T, E> IntoToolOutput for Result<T, E>
+where
+    T: IntoToolOutput,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+{
     fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         match self {
             Ok(v) => v.into_tool_output(),
-            Err(e) => Err(ToolError::Failed(e.to_string())),
+            // A `ToolError` passes through unchanged (`Cancelled` stays `Cancelled`);
+            // any other error becomes `Failed` with its message.
+            Err(e) => match e.into().downcast::<ToolError>() {
+                Ok(tool_error) => Err(*tool_error),
+                Err(other) => Err(ToolError::Failed(other.to_string())),
+            },
         }
     }
 }

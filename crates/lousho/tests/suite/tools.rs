@@ -209,3 +209,26 @@ async fn closures_may_return_results_and_json() {
         .unwrap_err();
     assert_eq!(err.to_string(), "odd number");
 }
+
+#[tokio::test]
+async fn a_tool_error_returned_by_a_closure_passes_through_unchanged() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Empty {}
+    let tool = define_tool("stop", "Stops", |_: Empty| async {
+        Err::<String, _>(lousho::ToolError::Cancelled)
+    });
+    let err = tool
+        .call(json!({}), ToolContext::new("1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, lousho::ToolError::Cancelled), "{err:?}");
+
+    let io = define_tool("io", "Fails with io", |_: Empty| async {
+        Err::<String, _>(std::io::Error::other("disk on fire"))
+    });
+    let err = io.call(json!({}), ToolContext::new("2")).await.unwrap_err();
+    assert!(
+        matches!(err, lousho::ToolError::Failed(ref m) if m == "disk on fire"),
+        "{err:?}"
+    );
+}

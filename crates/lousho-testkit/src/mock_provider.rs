@@ -351,6 +351,9 @@ fn event_stream(
             // Breaking the body aborts the connection mid-stream (intended:
             // not a client disconnect).
             s.guard.finished.store(true, Ordering::SeqCst);
+            // Let hyper flush what was sent (it flushes while the body is
+            // pending); an error drops its unwritten buffer.
+            tokio::time::sleep(Duration::from_millis(30)).await;
             let err = std::io::Error::new(
                 std::io::ErrorKind::ConnectionAborted,
                 "mock: scripted disconnect",

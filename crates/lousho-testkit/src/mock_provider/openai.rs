@@ -99,6 +99,9 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
             }
         }
     }
+    if reply.hold {
+        return out; // the stream stays open, unfinished
+    }
     let finish = reply.finish.clone().unwrap_or_else(|| {
         if reply.has_tool_calls() {
             "tool_calls".into()

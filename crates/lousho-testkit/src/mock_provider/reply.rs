@@ -235,8 +235,8 @@ impl MockReply {
         self
     }
 
-    /// After the content, keeps the stream open with keep-alives (never
-    /// finishing) until the client disconnects (or 30 s pass).
+    /// After the content, keeps the stream open with keep-alives, without
+    /// the finish events, until the client disconnects (or 30 s pass).
     pub fn hold(mut self) -> Self {
         self.hold = true;
         self

@@ -370,11 +370,11 @@ fn event_stream(
             s.sent += 1;
             return Some((Ok(frame), s));
         }
-        if let Some(until) = s.hold_until {
-            if Instant::now() < until {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                return Some((Ok(s.keep_alive.to_owned()), s));
-            }
+        if let Some(until) = s.hold_until
+            && Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Some((Ok(s.keep_alive.to_owned()), s));
         }
         s.guard.finished.store(true, Ordering::SeqCst);
         None

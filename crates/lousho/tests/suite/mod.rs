@@ -1,6 +1,6 @@
 mod agent_loop;
 mod models;
-mod tools;
 mod providers_anthropic;
 mod providers_common;
 mod providers_openai;
+mod tools;

@@ -3,7 +3,9 @@
 
 use super::providers_common::{SECRET, env, fast_retry, weather_tool};
 use futures::StreamExt;
-use lousho::model::{Anthropic, AnthropicBuilder, FinishReason, ModelSettings, resolve_model_with_env};
+use lousho::model::{
+    Anthropic, AnthropicBuilder, FinishReason, ModelSettings, resolve_model_with_env,
+};
 use lousho::tool::Content;
 use lousho::{
     Agent, AgentError, AgentEvent, CancellationToken, DefinedTool, Message, Model, ModelError,
@@ -15,7 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn provider(mock: &MockProvider) -> AnthropicBuilder {
-    Anthropic::builder("claude-test").api_key(SECRET).base_url(mock.base_url())
+    Anthropic::builder("claude-test")
+        .api_key(SECRET)
+        .base_url(mock.base_url())
 }
 
 async fn collect(model: &Anthropic, request: &ModelRequest) -> Result<Vec<ModelEvent>, ModelError> {
@@ -31,7 +35,13 @@ async fn collect(model: &Anthropic, request: &ModelRequest) -> Result<Vec<ModelE
 async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results() {
     let mock = MockProvider::anthropic()
         .require_api_key(SECRET)
-        .reply(MockReply::new().text("Let me check.").fragments(5).tool_call("toolu_01", "get_weather", json!({"city": "Paris"})).usage(40, 12))
+        .reply(
+            MockReply::new()
+                .text("Let me check.")
+                .fragments(5)
+                .tool_call("toolu_01", "get_weather", json!({"city": "Paris"}))
+                .usage(40, 12),
+        )
         .reply(MockReply::text_reply("It is sunny in Paris.").usage(60, 8))
         .start()
         .await;
@@ -46,7 +56,13 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
 
     assert_eq!(reply.text, "It is sunny in Paris.");
     assert_eq!(*calls.lock().unwrap(), ["Paris"]);
-    assert_eq!(reply.usage, Usage { input_tokens: 100, output_tokens: 20 });
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 100,
+            output_tokens: 20
+        }
+    );
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
 
@@ -59,7 +75,10 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
     assert_eq!(first.body["max_tokens"], 4096);
     assert_eq!(first.body["stream"], true);
     assert_eq!(first.body["system"], "You are a weather bot.");
-    assert_eq!(first.body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}]));
+    assert_eq!(
+        first.body["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}])
+    );
     let tool = &first.body["tools"][0];
     assert_eq!(tool["name"], "get_weather");
     assert_eq!(tool["description"], "Current weather for a city");
@@ -82,31 +101,57 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
 }
 
 fn image_tool() -> DefinedTool {
-    DefinedTool::from_json("snapshot", "Takes a picture", json!({"type": "object", "properties": {}}), |_: Value, _: ToolContext| async {
-        ToolOutput::from_content(vec![Content::text("here it is"), Content::image("iVBORw0KGgo=", "image/png")])
-    })
+    DefinedTool::from_json(
+        "snapshot",
+        "Takes a picture",
+        json!({"type": "object", "properties": {}}),
+        |_: Value, _: ToolContext| async {
+            ToolOutput::from_content(vec![
+                Content::text("here it is"),
+                Content::image("iVBORw0KGgo=", "image/png"),
+            ])
+        },
+    )
     .read_only()
 }
 
 fn failing_tool() -> DefinedTool {
-    DefinedTool::from_json("explode", "Always fails", json!({"type": "object", "properties": {}}), |_: Value, _: ToolContext| async {
-        ToolOutput::error("disk on fire")
-    })
+    DefinedTool::from_json(
+        "explode",
+        "Always fails",
+        json!({"type": "object", "properties": {}}),
+        |_: Value, _: ToolContext| async { ToolOutput::error("disk on fire") },
+    )
     .read_only()
 }
 
 #[tokio::test]
 async fn two_tool_calls_in_one_turn_send_image_and_error_results_in_one_user_turn() {
     let mock = MockProvider::anthropic()
-        .reply(MockReply::new().tool_call("toolu_a", "snapshot", json!({})).tool_call("toolu_b", "explode", json!({})))
-        .reply(MockReply::text_reply("Got the picture; the other tool failed."))
+        .reply(
+            MockReply::new()
+                .tool_call("toolu_a", "snapshot", json!({}))
+                .tool_call("toolu_b", "explode", json!({})),
+        )
+        .reply(MockReply::text_reply(
+            "Got the picture; the other tool failed.",
+        ))
         .start()
         .await;
-    let agent = Agent::builder().model(provider(&mock).build().unwrap()).tool(image_tool()).tool(failing_tool()).build().unwrap();
+    let agent = Agent::builder()
+        .model(provider(&mock).build().unwrap())
+        .tool(image_tool())
+        .tool(failing_tool())
+        .build()
+        .unwrap();
     let reply = agent.send("Go").await.unwrap();
     assert_eq!(reply.tool_calls.len(), 2);
     let messages = &mock.requests()[1].body["messages"];
-    assert_eq!(messages[1]["content"].as_array().unwrap().len(), 2, "both tool_use blocks in one assistant turn");
+    assert_eq!(
+        messages[1]["content"].as_array().unwrap().len(),
+        2,
+        "both tool_use blocks in one assistant turn"
+    );
     assert_eq!(
         messages[2],
         json!({"role": "user", "content": [
@@ -125,22 +170,39 @@ async fn fragmented_input_json_is_reassembled_and_usage_collected() {
         .reply(
             MockReply::new()
                 .text_pieces(["Hel", "lo"])
-                .tool_call_fragments("toolu_1", "search", ["{\"q\": \"a\\", "\"b\", \"tags\": [", "\"x\", \"y\"]}"])
+                .tool_call_fragments(
+                    "toolu_1",
+                    "search",
+                    ["{\"q\": \"a\\", "\"b\", \"tags\": [", "\"x\", \"y\"]}"],
+                )
                 .tool_call_fragments("toolu_2", "noop", Vec::<String>::new())
                 .usage(25, 17),
         )
         .start()
         .await;
     let model = provider(&mock).build().unwrap();
-    let events = collect(&model, &ModelRequest::new(vec![Message::user("hi")])).await.unwrap();
+    let events = collect(&model, &ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap();
     assert_eq!(
         events,
         [
             ModelEvent::TextDelta("Hel".into()),
             ModelEvent::TextDelta("lo".into()),
-            ModelEvent::ToolCall(ToolCall { id: "toolu_1".into(), name: "search".into(), arguments: json!({"q": "a\"b", "tags": ["x", "y"]}) }),
-            ModelEvent::ToolCall(ToolCall { id: "toolu_2".into(), name: "noop".into(), arguments: json!({}) }),
-            ModelEvent::Usage(Usage { input_tokens: 25, output_tokens: 17 }),
+            ModelEvent::ToolCall(ToolCall {
+                id: "toolu_1".into(),
+                name: "search".into(),
+                arguments: json!({"q": "a\"b", "tags": ["x", "y"]})
+            }),
+            ModelEvent::ToolCall(ToolCall {
+                id: "toolu_2".into(),
+                name: "noop".into(),
+                arguments: json!({})
+            }),
+            ModelEvent::Usage(Usage {
+                input_tokens: 25,
+                output_tokens: 17
+            }),
             ModelEvent::Finished(FinishReason::ToolCalls),
         ]
     );
@@ -149,22 +211,41 @@ async fn fragmented_input_json_is_reassembled_and_usage_collected() {
 #[tokio::test]
 async fn a_429_with_retry_after_is_retried_after_that_delay_then_succeeds() {
     let mock = MockProvider::anthropic()
-        .reply(MockReply::error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit").header("retry-after", "1"))
+        .reply(
+            MockReply::error(
+                429,
+                "rate_limit_error",
+                "Number of request tokens has exceeded your per-minute rate limit",
+            )
+            .header("retry-after", "1"),
+        )
         .reply(MockReply::text_reply("finally"))
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let agent = Agent::builder().model(provider(&mock).retry(fast_retry(&notices)).build().unwrap()).build().unwrap();
+    let agent = Agent::builder()
+        .model(provider(&mock).retry(fast_retry(&notices)).build().unwrap())
+        .build()
+        .unwrap();
     assert_eq!(agent.send("hi").await.unwrap().text, "finally");
     assert_eq!(mock.requests().len(), 2);
-    assert_eq!(*notices.lock().unwrap(), [(1, Duration::from_secs(1), true)]);
+    assert_eq!(
+        *notices.lock().unwrap(),
+        [(1, Duration::from_secs(1), true)]
+    );
 }
 
 #[tokio::test]
 async fn a_401_is_an_authentication_error_and_not_retried() {
-    let mock = MockProvider::anthropic().require_api_key("sk-ant-right").start().await;
+    let mock = MockProvider::anthropic()
+        .require_api_key("sk-ant-right")
+        .start()
+        .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let agent = Agent::builder().model(provider(&mock).retry(fast_retry(&notices)).build().unwrap()).build().unwrap();
+    let agent = Agent::builder()
+        .model(provider(&mock).retry(fast_retry(&notices)).build().unwrap())
+        .build()
+        .unwrap();
     let err = agent.send("hi").await.unwrap_err();
     assert!(
         matches!(&err, AgentError::Model(ModelError::Authentication { status: 401, message, .. }) if message.contains("invalid x-api-key")),
@@ -182,9 +263,17 @@ async fn overloaded_529_is_retried_up_to_the_bound_then_a_server_error() {
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let model = provider(&mock).retry(fast_retry(&notices).max_retries(3)).build().unwrap();
-    let err = collect(&model, &ModelRequest::new(vec![Message::user("hi")])).await.unwrap_err();
-    assert!(matches!(&err, ModelError::Server { status: 529, message, .. } if message.contains("Overloaded")), "{err:?}");
+    let model = provider(&mock)
+        .retry(fast_retry(&notices).max_retries(3))
+        .build()
+        .unwrap();
+    let err = collect(&model, &ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Server { status: 529, message, .. } if message.contains("Overloaded")),
+        "{err:?}"
+    );
     assert_eq!(mock.requests().len(), 4);
     assert_eq!(notices.lock().unwrap().len(), 3);
 }
@@ -194,8 +283,16 @@ async fn errors_in_the_stream_are_typed_and_retried_only_before_output() {
     let mock = MockProvider::anthropic()
         .reply(MockReply::new().stream_error("overloaded_error", "Overloaded"))
         .reply(MockReply::text_reply("second try"))
-        .reply(MockReply::new().text("partial ").stream_error("overloaded_error", "Overloaded again"))
-        .reply(MockReply::error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"))
+        .reply(
+            MockReply::new()
+                .text("partial ")
+                .stream_error("overloaded_error", "Overloaded again"),
+        )
+        .reply(MockReply::error(
+            400,
+            "invalid_request_error",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+        ))
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
@@ -206,14 +303,27 @@ async fn errors_in_the_stream_are_typed_and_retried_only_before_output() {
     assert_eq!(notices.lock().unwrap().len(), 1);
 
     let mut stream = model.stream(&request);
-    assert_eq!(stream.next().await.unwrap().unwrap(), ModelEvent::TextDelta("partial ".into()));
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        ModelEvent::TextDelta("partial ".into())
+    );
     let err = stream.next().await.unwrap().unwrap_err();
-    assert!(matches!(&err, ModelError::Server { status: 529, .. }), "{err:?}");
+    assert!(
+        matches!(&err, ModelError::Server { status: 529, .. }),
+        "{err:?}"
+    );
     drop(stream);
-    assert_eq!(notices.lock().unwrap().len(), 1, "no retry after output started");
+    assert_eq!(
+        notices.lock().unwrap().len(),
+        1,
+        "no retry after output started"
+    );
 
     let err = collect(&model, &request).await.unwrap_err();
-    assert!(matches!(&err, ModelError::ContextLengthExceeded { message, .. } if message.contains("prompt is too long")), "{err:?}");
+    assert!(
+        matches!(&err, ModelError::ContextLengthExceeded { message, .. } if message.contains("prompt is too long")),
+        "{err:?}"
+    );
     assert_eq!(mock.requests().len(), 4);
 }
 
@@ -227,20 +337,35 @@ async fn malformed_sse_and_truncated_streams_are_errors() {
         ))
         .start()
         .await;
-    let model = provider(&mock).retry(lousho::model::RetryPolicy::none()).build().unwrap();
+    let model = provider(&mock)
+        .retry(lousho::model::RetryPolicy::none())
+        .build()
+        .unwrap();
     let request = ModelRequest::new(vec![Message::user("hi")]);
     let err = collect(&model, &request).await.unwrap_err();
-    assert!(matches!(&err, ModelError::InvalidResponse { message, .. } if message.contains("cannot parse")), "{err:?}");
+    assert!(
+        matches!(&err, ModelError::InvalidResponse { message, .. } if message.contains("cannot parse")),
+        "{err:?}"
+    );
     let err = collect(&model, &request).await.unwrap_err();
-    assert!(matches!(&err, ModelError::InvalidResponse { message, .. } if message.contains("never started")), "{err:?}");
+    assert!(
+        matches!(&err, ModelError::InvalidResponse { message, .. } if message.contains("never started")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_mid_stream_disconnect_after_output_is_a_network_error() {
-    let mock = MockProvider::anthropic().reply(MockReply::text_reply("one two three").disconnect_after(4)).start().await;
+    let mock = MockProvider::anthropic()
+        .reply(MockReply::text_reply("one two three").disconnect_after(4))
+        .start()
+        .await;
     let model = provider(&mock).build().unwrap();
     let mut stream = model.stream(&ModelRequest::new(vec![Message::user("hi")]));
-    assert_eq!(stream.next().await.unwrap().unwrap(), ModelEvent::TextDelta("one ".into()));
+    assert_eq!(
+        stream.next().await.unwrap().unwrap(),
+        ModelEvent::TextDelta("one ".into())
+    );
     let err = stream.next().await.unwrap().unwrap_err();
     assert!(matches!(&err, ModelError::Network { .. }), "{err:?}");
     assert_eq!(mock.requests().len(), 1);
@@ -248,13 +373,25 @@ async fn a_mid_stream_disconnect_after_output_is_a_network_error() {
 
 #[tokio::test]
 async fn cancelling_mid_stream_closes_the_connection_promptly() {
-    let mock = MockProvider::anthropic().reply(MockReply::text_reply("Hello there").hold()).start().await;
-    let agent = Agent::builder().model(provider(&mock).build().unwrap()).build().unwrap();
+    let mock = MockProvider::anthropic()
+        .reply(MockReply::text_reply("Hello there").hold())
+        .start()
+        .await;
+    let agent = Agent::builder()
+        .model(provider(&mock).build().unwrap())
+        .build()
+        .unwrap();
     let cancel = CancellationToken::new();
     let mut stream = agent.stream_with("hi", SendOptions::new().cancel(cancel.clone()));
-    assert!(matches!(stream.next().await, Some(Ok(AgentEvent::TextDelta(_)))));
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(AgentEvent::TextDelta(_)))
+    ));
     cancel.cancel();
-    assert!(mock.wait_for_disconnect(Duration::from_secs(10)).await, "the server never saw the client go");
+    assert!(
+        mock.wait_for_disconnect(Duration::from_secs(10)).await,
+        "the server never saw the client go"
+    );
 }
 
 #[tokio::test]
@@ -265,7 +402,10 @@ async fn model_strings_settings_and_a_multi_turn_session_are_sent_correctly() {
         .reply(MockReply::text_reply("second"))
         .start()
         .await;
-    let e = env(&[("ANTHROPIC_API_KEY", SECRET), ("ANTHROPIC_BASE_URL", &mock.base_url())]);
+    let e = env(&[
+        ("ANTHROPIC_API_KEY", SECRET),
+        ("ANTHROPIC_BASE_URL", &mock.base_url()),
+    ]);
     let model = resolve_model_with_env("anthropic/claude-haiku-4-5", &e).unwrap();
     assert_eq!(model.name(), "anthropic/claude-haiku-4-5");
     let agent = Agent::builder()

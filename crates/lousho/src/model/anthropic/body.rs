@@ -60,7 +60,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
                 if results.is_empty() {
                     content.extend(rest);
                 } else {
-                    let earlier: Vec<Value> = content.drain(..).collect();
+                    let earlier: Vec<Value> = std::mem::take(content);
                     let (mut first, others): (Vec<Value>, Vec<Value>) = earlier
                         .into_iter()
                         .partition(|b| b["type"] == "tool_result");
@@ -125,10 +125,10 @@ fn tool_result_content(output: &ToolOutput) -> Vec<Value> {
             }
         })
         .collect();
-    if blocks.is_empty() {
-        if let Some(s) = &output.structured {
-            blocks.push(json!({ "type": "text", "text": s.to_string() }));
-        }
+    if blocks.is_empty()
+        && let Some(s) = &output.structured
+    {
+        blocks.push(json!({ "type": "text", "text": s.to_string() }));
     }
     blocks
 }

@@ -394,11 +394,11 @@ fn portable(node: &mut Value, path: &str, changes: &mut Vec<String>) {
             display_path(path)
         ));
     }
-    if let Some(Value::String(f)) = obj.get("format") {
-        if !PORTABLE_FORMATS.contains(&f.as_str()) {
-            changes.push(format!("removed `format: {f}` at `{}`", display_path(path)));
-            obj.remove("format");
-        }
+    if let Some(Value::String(f)) = obj.get("format")
+        && !PORTABLE_FORMATS.contains(&f.as_str())
+    {
+        changes.push(format!("removed `format: {f}` at `{}`", display_path(path)));
+        obj.remove("format");
     }
     for (key, value) in obj.iter_mut() {
         let child = format!("{path}/{key}");
@@ -444,12 +444,11 @@ impl SchemaCache {
         tool: &str,
         schema: &Value,
     ) -> Result<Value, crate::model::ModelError> {
-        if let Ok(entries) = self.entries.lock() {
-            if let Some((original, normalised)) = entries.get(tool) {
-                if original == schema {
-                    return Ok(normalised.clone());
-                }
-            }
+        if let Ok(entries) = self.entries.lock()
+            && let Some((original, normalised)) = entries.get(tool)
+            && original == schema
+        {
+            return Ok(normalised.clone());
         }
         let (normalised, changes) = normalise(schema, self.profile).map_err(|e| {
             crate::model::ModelError::InvalidToolSchema {

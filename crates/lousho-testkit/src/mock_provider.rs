@@ -21,7 +21,7 @@ pub use reply::MockReply;
 
 use axum::Router;
 use axum::body::Body as HttpBody;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use reply::Body;
@@ -53,6 +53,9 @@ pub struct RecordedRequest {
     pub headers: BTreeMap<String, String>,
     /// The body as JSON (`Value::Null` if it was not JSON).
     pub body: Value,
+    /// The client's address: two requests from one address came over one
+    /// (pooled) connection.
+    pub peer: SocketAddr,
 }
 
 impl RecordedRequest {
@@ -118,7 +121,11 @@ impl MockProviderBuilder {
         let addr = listener.local_addr().expect("local addr");
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await;
         });
         MockProvider { addr, shared, task }
     }
@@ -212,7 +219,11 @@ fn json_response(status: u16, body: String) -> Response {
         .expect("response")
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
         .await
@@ -224,6 +235,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         path: parts.uri.path().to_owned(),
         headers: headers.clone(),
         body: body.clone(),
+        peer,
     });
     let wire = shared.wire;
     let (path, error_body): (&str, fn(&str, &str) -> String) = match wire {

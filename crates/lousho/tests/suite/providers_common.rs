@@ -308,3 +308,40 @@ async fn a_schema_that_cannot_be_fixed_is_an_error_naming_the_tool() {
         "no request is sent with a bad schema"
     );
 }
+
+#[tokio::test]
+async fn a_recursive_schema_keeps_its_refs_for_openai_and_fails_for_portable() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "root": { "$ref": "#/$defs/Node" } },
+        "$defs": { "Node": { "type": "object", "properties": {
+            "children": { "type": "array", "items": { "$ref": "#/$defs/Node" } } } } },
+    });
+    let sent = openai_tool_parameters(
+        |url| OpenAi::compatible(url, "m"),
+        raw_schema_tool("tree", schema.clone()),
+    )
+    .await;
+    assert_eq!(sent["properties"]["root"]["$ref"], "#/$defs/Node");
+    assert!(sent["$defs"]["Node"].is_object());
+
+    let mock = MockProvider::openai()
+        .reply(MockReply::text_reply("never"))
+        .start()
+        .await;
+    let agent = Agent::builder()
+        .model(
+            OpenAi::openrouter("x/y")
+                .api_key("k")
+                .base_url(mock.base_url()),
+        )
+        .tool(raw_schema_tool("tree", schema))
+        .build()
+        .unwrap();
+    let err = agent.send("go").await.err().unwrap();
+    assert!(
+        matches!(&err, lousho::AgentError::Model(ModelError::InvalidToolSchema { tool, message, .. }) if tool == "tree" && message.contains("recursive")),
+        "{err:?}"
+    );
+    assert!(mock.requests().is_empty());
+}

@@ -619,3 +619,50 @@ async fn a_compatible_server_without_a_key_gets_no_authorization_header() {
     assert_eq!(request.header("authorization"), None);
     assert!(request.body.get("stream_options").is_none());
 }
+
+#[tokio::test]
+async fn images_go_as_image_parts_and_failed_tool_results_say_so() {
+    use lousho::model::{Part, Role};
+    let mock = MockProvider::openai()
+        .reply(MockReply::new().tool_call("call_x", "explode", json!({})))
+        .reply(MockReply::text_reply("I see a cat; the tool failed."))
+        .start()
+        .await;
+    let failing = lousho::DefinedTool::from_json(
+        "explode",
+        "Always fails",
+        json!({"type": "object", "properties": {}}),
+        |_: Value, _: lousho::ToolContext| async { lousho::ToolOutput::error("disk on fire") },
+    )
+    .read_only();
+    let agent = Agent::builder()
+        .model(provider(&mock).build().unwrap())
+        .tool(failing)
+        .build()
+        .unwrap();
+    let input = Message {
+        role: Role::User,
+        parts: vec![
+            Part::Text {
+                text: "What is this?".into(),
+            },
+            Part::Image {
+                data: "iVBORw0KGgo=".into(),
+                mime_type: "image/png".into(),
+            },
+        ],
+    };
+    agent.send(input).await.unwrap();
+    let messages = &mock.requests()[1].body["messages"];
+    assert_eq!(
+        messages[0],
+        json!({"role": "user", "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ]})
+    );
+    assert_eq!(
+        messages[2],
+        json!({"role": "tool", "tool_call_id": "call_x", "content": "Error: disk on fire"})
+    );
+}

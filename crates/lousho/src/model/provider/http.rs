@@ -372,3 +372,48 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                *k,
+                HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("")),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_http_dates() {
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "7")])),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", "1.5")])),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "250"), ("retry-after", "9")])),
+            Some(Duration::from_millis(250))
+        );
+        let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(61));
+        let d = retry_after(&headers(&[("retry-after", &in_a_minute)])).unwrap_or_default();
+        assert!(
+            d > Duration::from_secs(55) && d <= Duration::from_secs(61),
+            "{d:?}"
+        );
+        let past = httpdate::fmt_http_date(SystemTime::now() - Duration::from_secs(30));
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", &past)])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
+        assert_eq!(retry_after(&headers(&[])), None);
+    }
+}

@@ -63,6 +63,7 @@ pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
+pub use model::{Anthropic, OpenAi};
 pub use policy::Approval;
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,

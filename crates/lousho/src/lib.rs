@@ -59,11 +59,11 @@ pub use agent::{
     Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunStatus,
     SendOptions, Session, ToolCallRecord,
 };
+pub use model::{Anthropic, OpenAi};
 pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
-pub use model::{Anthropic, OpenAi};
 pub use policy::Approval;
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,

@@ -11,6 +11,7 @@ use super::provider::{
     process_env,
 };
 use super::{Model, ModelError, ModelRef, ModelRequest, ModelStream};
+pub(crate) use body::rounded;
 use body::{BodyOptions, MaxTokensField};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use std::fmt;

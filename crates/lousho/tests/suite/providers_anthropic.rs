@@ -410,7 +410,7 @@ async fn model_strings_settings_and_a_multi_turn_session_are_sent_correctly() {
     assert_eq!(model.name(), "anthropic/claude-haiku-4-5");
     let agent = Agent::builder()
         .model(model)
-        .settings(ModelSettings::default().max_tokens(512).temperature(0.25))
+        .settings(ModelSettings::default().max_tokens(512).temperature(0.1))
         .build()
         .unwrap();
     let session = agent.session();
@@ -419,7 +419,10 @@ async fn model_strings_settings_and_a_multi_turn_session_are_sent_correctly() {
     let body = &mock.requests()[1].body;
     assert_eq!(body["model"], "claude-haiku-4-5");
     assert_eq!(body["max_tokens"], 512);
-    assert_eq!(body["temperature"], 0.25);
+    assert_eq!(
+        body["temperature"], 0.1,
+        "the f32 is sent as the decimal written"
+    );
     assert!(body.get("system").is_none());
     assert_eq!(
         body["messages"],

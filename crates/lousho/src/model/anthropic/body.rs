@@ -32,7 +32,10 @@ pub(super) fn request_body(
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(t) = request.settings.temperature {
-        body.insert("temperature".into(), json!(t));
+        body.insert(
+            "temperature".into(),
+            json!(crate::model::openai::rounded(t)),
+        );
     }
     body.insert("stream".into(), json!(true));
     Value::Object(body)

@@ -58,7 +58,7 @@ pub(super) fn request_body(
         body.insert(field.into(), json!(max));
     }
     if let Some(t) = request.settings.temperature {
-        body.insert("temperature".into(), json!(t));
+        body.insert("temperature".into(), json!(rounded(t)));
     }
     body.insert("stream".into(), json!(true));
     if options.include_usage {
@@ -78,7 +78,7 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                     json!({
                         "id": c.id,
                         "type": "function",
-                        "function": { "name": c.name, "arguments": c.arguments.to_string() },
+                        "function": { "name": c.name, "arguments": arguments_text(&c.arguments) },
                     })
                 })
                 .collect();
@@ -150,4 +150,19 @@ fn tool_text(output: &ToolOutput) -> String {
     } else {
         text
     }
+}
+
+/// Arguments as the model sent them: JSON text, or the raw text when it was
+/// not JSON (kept as a string by the decoder).
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An `f32` setting as the decimal the user wrote (`0.1`, not
+/// `0.10000000149011612`).
+pub(crate) fn rounded(value: f32) -> f64 {
+    (f64::from(value) * 1e6).round() / 1e6
 }

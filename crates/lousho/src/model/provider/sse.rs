@@ -24,6 +24,8 @@ pub(crate) struct SseParser {
     buf: Vec<u8>,
     /// A `\r` ended the last chunk: a `\n` starting the next one belongs to it.
     pending_cr: bool,
+    /// Past the start of the stream (where a UTF-8 BOM is skipped).
+    started: bool,
     event: Option<String>,
     data: Option<String>,
 }
@@ -32,6 +34,23 @@ impl SseParser {
     /// Parses `chunk`, appending finished events to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         let mut chunk = chunk;
+        if !self.started && !chunk.is_empty() {
+            // A BOM may be split across chunks; wait for three bytes.
+            if self.buf.len() + chunk.len() < 3
+                && b"\xEF\xBB\xBF".starts_with(&[&self.buf[..], chunk].concat())
+            {
+                self.buf.extend_from_slice(chunk);
+                return Ok(());
+            }
+            self.started = true;
+            let mut joined = std::mem::take(&mut self.buf);
+            joined.extend_from_slice(chunk);
+            let rest = joined
+                .strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(&joined)
+                .to_vec();
+            return self.feed(&rest, out);
+        }
         if self.pending_cr {
             self.pending_cr = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
@@ -134,7 +153,7 @@ mod tests {
 
     #[test]
     fn events_survive_any_chunking_and_line_ending() {
-        let input = "event: a\r\ndata: {\"x\":\"é\"}\r\n\r\n: ping\n\ndata: one\ndata: two\n\rdata:three\r\r".as_bytes();
+        let input = "\u{feff}event: a\r\ndata: {\"x\":\"é\"}\r\n\r\n: ping\n\ndata: one\ndata: two\n\rdata:three\r\r".as_bytes();
         let expected = vec![
             SseEvent {
                 event: Some("a".into()),

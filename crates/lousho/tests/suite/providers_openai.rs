@@ -569,3 +569,30 @@ async fn images_go_as_image_parts_and_failed_tool_results_say_so() {
         json!({"role": "tool", "tool_call_id": "call_x", "content": "Error: disk on fire"})
     );
 }
+
+#[tokio::test]
+async fn events_decoded_before_an_error_in_the_same_chunk_come_first() {
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
+                data: {\"error\":{\"message\":\"upstream boom\",\"type\":\"server_error\"}}\n\n";
+    let mock = MockProvider::openai()
+        .reply(MockReply::raw_sse(body))
+        .start()
+        .await;
+    let model = provider(&mock)
+        .retry(lousho::model::RetryPolicy::none())
+        .build()
+        .unwrap();
+    let items: Vec<_> = model
+        .stream(&ModelRequest::new(vec![Message::user("hi")]))
+        .collect()
+        .await;
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(
+        items[0].as_ref().unwrap(),
+        &ModelEvent::TextDelta("hi".into())
+    );
+    assert!(
+        matches!(&items[1], Err(ModelError::Server { message, .. }) if message.contains("upstream boom")),
+        "{items:?}"
+    );
+}

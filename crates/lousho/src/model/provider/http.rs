@@ -151,6 +151,7 @@ pub(crate) fn stream<D: StreamDecoder>(
         parser: SseParser::default(),
         decoder,
         queue: VecDeque::new(),
+        error: None,
         done: false,
     };
     Box::pin(futures::stream::unfold(driver, |mut d| async move {
@@ -172,6 +173,8 @@ struct Driver<D> {
     parser: SseParser,
     decoder: D,
     queue: VecDeque<ModelEvent>,
+    /// The final error, yielded after the events decoded before it.
+    error: Option<ModelError>,
     done: bool,
 }
 
@@ -181,6 +184,9 @@ impl<D: StreamDecoder> Driver<D> {
             if let Some(event) = self.queue.pop_front() {
                 self.started = true;
                 return Some(Ok(event));
+            }
+            if let Some(error) = self.error.take() {
+                return Some(Err(error));
             }
             if self.done {
                 return None;
@@ -220,7 +226,7 @@ impl<D: StreamDecoder> Driver<D> {
                 }
             }
             self.done = true;
-            return Some(Err(error));
+            self.error = Some(error);
         }
     }
 

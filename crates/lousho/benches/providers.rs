@@ -7,6 +7,8 @@
 //! cargo bench -p lousho --bench providers
 //! ```
 
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 use futures::StreamExt;
 use lousho::model::{Anthropic, Model, ModelRequest, OpenAi, RetryPolicy};
 use lousho::{Message, ModelEvent};

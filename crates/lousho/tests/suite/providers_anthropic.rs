@@ -433,3 +433,25 @@ async fn model_strings_settings_and_a_multi_turn_session_are_sent_correctly() {
         ])
     );
 }
+
+#[tokio::test]
+async fn a_503_with_retry_after_waits_that_long() {
+    let mock = MockProvider::anthropic()
+        .reply(
+            MockReply::error(503, "api_error", "Service unavailable")
+                .header("retry-after-ms", "40"),
+        )
+        .reply(MockReply::text_reply("back"))
+        .start()
+        .await;
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let model = provider(&mock).retry(fast_retry(&notices)).build().unwrap();
+    let events = collect(&model, &ModelRequest::new(vec![Message::user("hi")]))
+        .await
+        .unwrap();
+    assert_eq!(events[0], ModelEvent::TextDelta("back".into()));
+    assert_eq!(
+        *notices.lock().unwrap(),
+        [(1, Duration::from_millis(40), true)]
+    );
+}

@@ -345,3 +345,87 @@ async fn a_recursive_schema_keeps_its_refs_for_openai_and_fails_for_portable() {
     );
     assert!(mock.requests().is_empty());
 }
+
+/// Collects every event's target, level and fields as text.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<String>>>);
+
+struct FieldText<'a>(&'a mut String);
+
+impl tracing::field::Visit for FieldText<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut text = format!("span {}", span.metadata().name());
+        span.record(&mut FieldText(&mut text));
+        self.0.lock().unwrap().push(text);
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut text = String::from("record");
+        values.record(&mut FieldText(&mut text));
+        self.0.lock().unwrap().push(text);
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut text = format!("{} {}", event.metadata().level(), event.metadata().target());
+        event.record(&mut FieldText(&mut text));
+        self.0.lock().unwrap().push(text);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn schema_changes_are_logged_with_the_tool_and_no_log_carries_the_key() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let mock = MockProvider::openai()
+        .require_api_key("sk-the-right-key")
+        .reply(MockReply::text_reply("never"))
+        .start()
+        .await;
+    let model = OpenAi::openrouter("x/y")
+        .api_key(SECRET)
+        .base_url(mock.base_url())
+        .retry(fast_retry(&Notices::default()));
+    let agent = Agent::builder()
+        .model(model)
+        .tool(route_tool())
+        .build()
+        .unwrap();
+    let err = agent.send("go").await.err().unwrap();
+    assert!(
+        matches!(
+            err,
+            lousho::AgentError::Model(ModelError::Authentication { .. })
+        ),
+        "{err:?}"
+    );
+
+    let logs = capture.0.lock().unwrap().clone();
+    let schema_log = logs
+        .iter()
+        .find(|l| l.contains("normalised the tool's input schema"))
+        .unwrap_or_else(|| panic!("no schema log in {logs:#?}"));
+    assert!(schema_log.starts_with("DEBUG"), "{schema_log}");
+    assert!(schema_log.contains("tool=\"plan_route\""), "{schema_log}");
+    assert!(
+        schema_log.contains("inlined `#/$defs/Point`"),
+        "{schema_log}"
+    );
+    assert!(
+        logs.iter().any(|l| l.contains("model request")),
+        "{logs:#?}"
+    );
+    for line in &logs {
+        assert!(!line.contains(SECRET), "a log line carries the key: {line}");
+    }
+}

@@ -61,7 +61,15 @@ impl fmt::Debug for Agent {
             .field("name", &self.inner.name)
             .field("model", &self.inner.model.name())
             .field("tools", &self.inner.tools)
-            .field("sources", &self.inner.sources.iter().map(|s| s.name()).collect::<Vec<_>>())
+            .field(
+                "sources",
+                &self
+                    .inner
+                    .sources
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>(),
+            )
             .field("max_turns", &self.inner.max_turns)
             .finish_non_exhaustive()
     }
@@ -139,7 +147,13 @@ impl Agent {
     /// [`stream`](Agent::stream) with options.
     pub fn stream_with(&self, input: impl Into<Message>, options: SendOptions) -> AgentStream {
         let messages = vec![input.into()];
-        run::start(self.inner.clone(), messages, ConversationState::default(), options, None)
+        run::start(
+            self.inner.clone(),
+            messages,
+            ConversationState::default(),
+            options,
+            None,
+        )
     }
 
     /// A multi-turn conversation that keeps its history (and tool state).

@@ -70,10 +70,10 @@ pub use tool::{
     ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,
 };
 
-/// Derive this on tool inputs (re-exported from `schemars`).
-pub use schemars::JsonSchema;
 /// The `schemars` crate, for `#[schemars(...)]` attributes on tool inputs.
 pub use schemars;
+/// Derive this on tool inputs (re-exported from `schemars`).
+pub use schemars::JsonSchema;
 /// The cancellation token type used by [`SendOptions`] and [`ToolContext`].
 pub use tokio_util::sync::CancellationToken;
 

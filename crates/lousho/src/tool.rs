@@ -22,12 +22,14 @@ mod spec;
 
 pub use annotations::ToolAnnotations;
 pub use context::{ConversationState, ToolContext};
-pub use define::{DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context};
+pub use define::{
+    DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context,
+};
 pub use error::ToolError;
 pub use name::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
 pub use output::{Content, ToolOutput};
-pub use schema::schema_for;
 pub(crate) use schema::is_object_schema;
+pub use schema::schema_for;
 pub use set::{DuplicateToolError, IntoTools, ToolSet};
 pub use source::{ToolSource, ToolSourceError};
 pub use spec::ToolSpec;
@@ -48,6 +50,9 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool with the model's arguments.
     ///
     /// `ctx.cancel` fires when the run is cancelled; long tools should watch it.
-    async fn call(&self, input: serde_json::Value, ctx: ToolContext)
-    -> Result<ToolOutput, ToolError>;
+    async fn call(
+        &self,
+        input: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
 }

@@ -94,11 +94,17 @@ impl AgentBuilder {
         let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
         let max_turns = self.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
         if max_turns == 0 {
-            return Err(BuildError::InvalidSetting("max_turns must be at least 1".into()));
+            return Err(BuildError::InvalidSetting(
+                "max_turns must be at least 1".into(),
+            ));
         }
-        let max_parallel_tools = self.max_parallel_tools.unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
+        let max_parallel_tools = self
+            .max_parallel_tools
+            .unwrap_or(DEFAULT_MAX_PARALLEL_TOOLS);
         if max_parallel_tools == 0 {
-            return Err(BuildError::InvalidSetting("max_parallel_tools must be at least 1".into()));
+            return Err(BuildError::InvalidSetting(
+                "max_parallel_tools must be at least 1".into(),
+            ));
         }
         let mut tools = ToolSet::new();
         for tool in self.tools {

@@ -6,7 +6,9 @@ use crate::tool::{DuplicateToolError, ToolSourceError};
 #[non_exhaustive]
 pub enum BuildError {
     /// No model was given.
-    #[error("no model: call .model(\"openai/gpt-4o-mini\") (or \"test\" for the offline test model)")]
+    #[error(
+        "no model: call .model(\"openai/gpt-4o-mini\") (or \"test\" for the offline test model)"
+    )]
     MissingModel,
     /// The model string could not be resolved.
     #[error(transparent)]
@@ -34,7 +36,9 @@ pub enum AgentError {
     #[error(transparent)]
     Model(#[from] ModelError),
     /// The model kept calling tools past `max_turns`.
-    #[error("the run took more than {max_turns} model turns; raise max_turns or check the tools' results")]
+    #[error(
+        "the run took more than {max_turns} model turns; raise max_turns or check the tools' results"
+    )]
     MaxTurnsExceeded {
         /// The limit.
         max_turns: usize,

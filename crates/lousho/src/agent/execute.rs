@@ -6,10 +6,10 @@ use crate::model::ToolCall;
 use crate::tool::{ConversationState, ToolContext, ToolOutput, ToolSet};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
-use tracing::Instrument;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// How long tools get to notice a cancellation and return before they are dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -52,8 +52,13 @@ pub(crate) async fn run_tool_calls(
             n = running.next() => n,
         };
         let Some((i, output)) = next else { break };
-        let event = AgentEvent::ToolCallFinished { call: calls[i].clone(), output: output.clone() };
-        tx.send(Ok(event)).await.map_err(|_| AgentError::Cancelled)?;
+        let event = AgentEvent::ToolCallFinished {
+            call: calls[i].clone(),
+            output: output.clone(),
+        };
+        tx.send(Ok(event))
+            .await
+            .map_err(|_| AgentError::Cancelled)?;
         outputs[i] = Some(output);
     }
     Ok(outputs.into_iter().map(Option::unwrap_or_default).collect())
@@ -66,7 +71,11 @@ pub(crate) async fn call_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext)
         return ToolOutput::error(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
-            if available.is_empty() { "none".to_owned() } else { available.join(", ") }
+            if available.is_empty() {
+                "none".to_owned()
+            } else {
+                available.join(", ")
+            }
         ));
     };
     let span = tracing::debug_span!("tool", name = %call.name, call_id = %call.id);

@@ -31,7 +31,14 @@ pub(crate) fn start(
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
     let guard = cancel.clone().drop_guard();
     tokio::spawn(async move {
-        let result = Run { inner, state, cancel, tx: tx.clone() }.run(messages).await;
+        let result = Run {
+            inner,
+            state,
+            cancel,
+            tx: tx.clone(),
+        }
+        .run(messages)
+        .await;
         if let Err(e) = result {
             let _ = tx.send(Err(e)).await;
         }
@@ -89,7 +96,10 @@ struct TurnOutput {
 impl Run {
     async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
         // The receiver is gone: the caller dropped the stream, so stop.
-        self.tx.send(Ok(event)).await.map_err(|_| AgentError::Cancelled)
+        self.tx
+            .send(Ok(event))
+            .await
+            .map_err(|_| AgentError::Cancelled)
     }
 
     async fn run(self, messages: Vec<Message>) -> Result<(), AgentError> {
@@ -110,13 +120,22 @@ impl Run {
             usage += out.usage;
             let mut parts = Vec::with_capacity(out.calls.len() + 1);
             if !out.text.is_empty() {
-                parts.push(Part::Text { text: out.text.clone() });
+                parts.push(Part::Text {
+                    text: out.text.clone(),
+                });
             }
             parts.extend(out.calls.iter().cloned().map(Part::ToolCall));
-            request.messages.push(Message { role: crate::model::Role::Assistant, parts });
+            request.messages.push(Message {
+                role: crate::model::Role::Assistant,
+                parts,
+            });
 
             if out.calls.is_empty() {
-                self.emit(AgentEvent::TurnFinished { turn, usage: out.usage }).await?;
+                self.emit(AgentEvent::TurnFinished {
+                    turn,
+                    usage: out.usage,
+                })
+                .await?;
                 let reply = Reply {
                     text: out.text,
                     messages: request.messages,
@@ -150,7 +169,11 @@ impl Run {
                 records.push(ToolCallRecord { call, output });
             }
             request.messages.push(Message::tool_results(results));
-            self.emit(AgentEvent::TurnFinished { turn, usage: out.usage }).await?;
+            self.emit(AgentEvent::TurnFinished {
+                turn,
+                usage: out.usage,
+            })
+            .await?;
         }
         Err(AgentError::MaxTurnsExceeded { max_turns })
     }
@@ -158,7 +181,11 @@ impl Run {
     /// Streams one model turn, forwarding text deltas.
     async fn model_turn(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
         let mut stream = self.inner.model.stream(request);
-        let mut out = TurnOutput { text: String::new(), calls: Vec::new(), usage: Usage::default() };
+        let mut out = TurnOutput {
+            text: String::new(),
+            calls: Vec::new(),
+            usage: Usage::default(),
+        };
         loop {
             let event = tokio::select! {
                 biased;

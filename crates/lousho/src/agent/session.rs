@@ -16,7 +16,11 @@ pub struct Session {
 
 impl Session {
     pub(crate) fn new(agent: Agent) -> Self {
-        Self { agent, history: Arc::default(), state: ConversationState::default() }
+        Self {
+            agent,
+            history: Arc::default(),
+            state: ConversationState::default(),
+        }
     }
 
     /// Sends a message and runs to the final answer.
@@ -54,7 +58,10 @@ impl Session {
 
     /// The conversation so far.
     pub fn history(&self) -> Vec<Message> {
-        self.history.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.history
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The tools' conversation state.

@@ -27,7 +27,11 @@ impl AgentStream {
         cancel_on_drop: DropGuard,
         history: Option<Arc<Mutex<Vec<Message>>>>,
     ) -> Self {
-        Self { rx, _cancel_on_drop: cancel_on_drop, history }
+        Self {
+            rx,
+            _cancel_on_drop: cancel_on_drop,
+            history,
+        }
     }
 }
 

@@ -13,7 +13,9 @@ pub enum ModelError {
         model: String,
     },
     /// The provider's API key is not set.
-    #[error("{provider}: no API key — set the {env_var} environment variable or pass a key to the provider builder")]
+    #[error(
+        "{provider}: no API key — set the {env_var} environment variable or pass a key to the provider builder"
+    )]
     MissingApiKey {
         /// The provider.
         provider: String,

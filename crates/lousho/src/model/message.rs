@@ -71,17 +71,26 @@ pub struct Message {
 impl Message {
     /// A user message with text.
     pub fn user(text: impl Into<String>) -> Self {
-        Self { role: Role::User, parts: vec![Part::Text { text: text.into() }] }
+        Self {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        }
     }
 
     /// An assistant message with text.
     pub fn assistant(text: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, parts: vec![Part::Text { text: text.into() }] }
+        Self {
+            role: Role::Assistant,
+            parts: vec![Part::Text { text: text.into() }],
+        }
     }
 
     /// A tool message carrying results.
     pub fn tool_results(results: impl IntoIterator<Item = ToolResult>) -> Self {
-        Self { role: Role::Tool, parts: results.into_iter().map(Part::ToolResult).collect() }
+        Self {
+            role: Role::Tool,
+            parts: results.into_iter().map(Part::ToolResult).collect(),
+        }
     }
 
     /// The text parts, concatenated.

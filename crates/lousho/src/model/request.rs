@@ -59,7 +59,12 @@ pub struct ModelRequest {
 impl ModelRequest {
     /// A request with messages only.
     pub fn new(messages: Vec<Message>) -> Self {
-        Self { system: None, messages, tools: Arc::from(Vec::new()), settings: ModelSettings::default() }
+        Self {
+            system: None,
+            messages,
+            tools: Arc::from(Vec::new()),
+            settings: ModelSettings::default(),
+        }
     }
 
     /// Sets the system prompt.

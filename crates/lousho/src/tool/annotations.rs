@@ -12,16 +12,32 @@ pub struct ToolAnnotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool does not modify its environment.
-    #[serde(default, rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "readOnlyHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only: Option<bool>,
     /// The tool may perform destructive updates (meaningful when not read-only).
-    #[serde(default, rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "destructiveHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive: Option<bool>,
     /// Calling the tool twice with the same arguments has no further effect.
-    #[serde(default, rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "idempotentHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent: Option<bool>,
     /// The tool talks to an open world of external entities.
-    #[serde(default, rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "openWorldHint",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world: Option<bool>,
 }
 
@@ -99,7 +115,10 @@ mod tests {
             v,
             serde_json::json!({"title": "Look up", "readOnlyHint": true, "destructiveHint": false})
         );
-        assert_eq!(serde_json::to_value(ToolAnnotations::new()).unwrap(), serde_json::json!({}));
+        assert_eq!(
+            serde_json::to_value(ToolAnnotations::new()).unwrap(),
+            serde_json::json!({})
+        );
     }
 
     #[test]

@@ -51,7 +51,9 @@ pub struct ConversationState {
 impl ConversationState {
     /// State starting from a snapshot.
     pub fn from_snapshot(values: Map<String, Value>) -> Self {
-        Self { inner: Arc::new(Mutex::new(values)) }
+        Self {
+            inner: Arc::new(Mutex::new(values)),
+        }
     }
 
     /// The value under `key`.

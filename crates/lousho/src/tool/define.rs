@@ -12,8 +12,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// The code behind a [`DefinedTool`]: JSON in, output out.
-pub type ToolHandler =
-    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync>;
+pub type ToolHandler = Arc<
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolError>> + Send + Sync,
+>;
 
 /// A tool made from a closure: [`define_tool`], [`define_tool_with_context`]
 /// or [`DefinedTool::from_json`]. Builder methods set annotations, approval
@@ -89,7 +90,10 @@ where
             }
         }
     });
-    DefinedTool { spec: ToolSpec::new(name, description, schema_for::<I>()), handler }
+    DefinedTool {
+        spec: ToolSpec::new(name, description, schema_for::<I>()),
+        handler,
+    }
 }
 
 fn describe_input_error(err: &serde_path_to_error::Error<serde_json::Error>) -> String {
@@ -120,7 +124,10 @@ impl DefinedTool {
             let fut = f(input, ctx);
             Box::pin(async move { fut.await.into_tool_output() })
         });
-        Self { spec: ToolSpec::new(name, description, input_schema), handler }
+        Self {
+            spec: ToolSpec::new(name, description, input_schema),
+            handler,
+        }
     }
 
     /// A tool from a full spec and a handler.
@@ -136,13 +143,22 @@ impl DefinedTool {
 
     /// Marks the tool read-only (`readOnlyHint: true, destructiveHint: false`).
     pub fn read_only(self) -> Self {
-        let a = self.spec.annotations.clone().read_only(true).destructive(false);
+        let a = self
+            .spec
+            .annotations
+            .clone()
+            .read_only(true)
+            .destructive(false);
         self.annotations(a)
     }
 
     /// Requires approval for every call (`true`) or none (`false`, the default).
     pub fn needs_approval(mut self, needs: bool) -> Self {
-        self.spec.approval = if needs { Approval::Always } else { Approval::Never };
+        self.spec.approval = if needs {
+            Approval::Always
+        } else {
+            Approval::Never
+        };
         self
     }
 
@@ -173,7 +189,9 @@ impl DefinedTool {
 
 impl fmt::Debug for DefinedTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DefinedTool").field("spec", &self.spec).finish_non_exhaustive()
+        f.debug_struct("DefinedTool")
+            .field("spec", &self.spec)
+            .finish_non_exhaustive()
     }
 }
 

@@ -59,7 +59,10 @@ impl Content {
 
     /// An image part from base64 data.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        Content::Image { data: data.into(), mime_type: mime_type.into() }
+        Content::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
     }
 
     /// How this part reads as text for a model that takes text only.
@@ -73,7 +76,12 @@ impl Content {
             Content::Audio { mime_type, data } => {
                 format!("[audio {mime_type}, {} bytes base64]", data.len())
             }
-            Content::Resource { uri, mime_type, text, blob } => match (text, blob) {
+            Content::Resource {
+                uri,
+                mime_type,
+                text,
+                blob,
+            } => match (text, blob) {
                 (Some(t), _) => format!("[resource {uri}]\n{t}"),
                 (None, Some(b)) => format!(
                     "[resource {uri} {}, {} bytes base64]",
@@ -103,22 +111,38 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// A successful text result.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { content: vec![Content::text(text)], structured: None, is_error: false }
+        Self {
+            content: vec![Content::text(text)],
+            structured: None,
+            is_error: false,
+        }
     }
 
     /// A successful JSON result (also kept as structured content).
     pub fn json(value: Value) -> Self {
-        Self { content: vec![Content::json(value.clone())], structured: Some(value), is_error: false }
+        Self {
+            content: vec![Content::json(value.clone())],
+            structured: Some(value),
+            is_error: false,
+        }
     }
 
     /// An error result with a message for the model.
     pub fn error(message: impl Into<String>) -> Self {
-        Self { content: vec![Content::text(message)], structured: None, is_error: true }
+        Self {
+            content: vec![Content::text(message)],
+            structured: None,
+            is_error: true,
+        }
     }
 
     /// A result from content parts.
     pub fn from_content(content: Vec<Content>) -> Self {
-        Self { content, structured: None, is_error: false }
+        Self {
+            content,
+            structured: None,
+            is_error: false,
+        }
     }
 
     /// Sets structured content.

@@ -40,6 +40,9 @@ impl ToolSourceError {
         source_name: impl Into<String>,
         error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
-        Self { source_name: source_name.into(), error: error.into() }
+        Self {
+            source_name: source_name.into(),
+            error: error.into(),
+        }
     }
 }

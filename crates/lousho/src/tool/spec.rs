@@ -28,7 +28,11 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// A spec with a name, a description and an input schema; no annotations,
     /// [`Approval::Never`], no metadata.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         Self {
             name: name.into(),
             display_name: None,

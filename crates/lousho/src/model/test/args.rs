@@ -30,7 +30,11 @@ fn generate(schema: &Value, root: &Value, depth: usize) -> Value {
     if let Some(c) = obj.get("const") {
         return c.clone();
     }
-    if let Some(first) = obj.get("enum").and_then(Value::as_array).and_then(|a| a.first()) {
+    if let Some(first) = obj
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
         return first.clone();
     }
     if let Some(d) = obj.get("default") {
@@ -90,7 +94,10 @@ fn object(obj: &Map<String, Value>, root: &Value, depth: usize) -> Value {
 
 fn array(obj: &Map<String, Value>, root: &Value, depth: usize) -> Value {
     let min = obj.get("minItems").and_then(Value::as_u64).unwrap_or(1);
-    let max = obj.get("maxItems").and_then(Value::as_u64).unwrap_or(u64::MAX);
+    let max = obj
+        .get("maxItems")
+        .and_then(Value::as_u64)
+        .unwrap_or(u64::MAX);
     let mut out = Vec::new();
     if let Some(prefix) = obj.get("prefixItems").and_then(Value::as_array) {
         for schema in prefix {
@@ -98,7 +105,9 @@ fn array(obj: &Map<String, Value>, root: &Value, depth: usize) -> Value {
         }
     }
     let count = min.max(1).min(max).min(8) as usize;
-    let items = obj.get("items").filter(|i| !matches!(i, Value::Bool(false)));
+    let items = obj
+        .get("items")
+        .filter(|i| !matches!(i, Value::Bool(false)));
     while out.len() < count {
         match items {
             Some(schema) => {
@@ -171,19 +180,40 @@ fn bounds(obj: &Map<String, Value>) -> Bounds {
         (None, Some(e)) => (Some(e), true),
         (None, None) => (None, false),
     };
-    Bounds { lo, lo_exclusive, hi, hi_exclusive }
+    Bounds {
+        lo,
+        lo_exclusive,
+        hi,
+        hi_exclusive,
+    }
 }
 
 fn integer(obj: &Map<String, Value>) -> Value {
     let b = bounds(obj);
-    let lo = b.lo.map(|l| if b.lo_exclusive { l.floor() as i64 + 1 } else { l.ceil() as i64 });
-    let hi = b.hi.map(|h| if b.hi_exclusive { h.ceil() as i64 - 1 } else { h.floor() as i64 });
+    let lo = b.lo.map(|l| {
+        if b.lo_exclusive {
+            l.floor() as i64 + 1
+        } else {
+            l.ceil() as i64
+        }
+    });
+    let hi = b.hi.map(|h| {
+        if b.hi_exclusive {
+            h.ceil() as i64 - 1
+        } else {
+            h.floor() as i64
+        }
+    });
     let mut v: i64 = match (lo, hi) {
         (Some(l), _) => l,
         (None, Some(h)) => h.min(1),
         (None, None) => 1,
     };
-    if let Some(m) = obj.get("multipleOf").and_then(Value::as_i64).filter(|m| *m > 0) {
+    if let Some(m) = obj
+        .get("multipleOf")
+        .and_then(Value::as_i64)
+        .filter(|m| *m > 0)
+    {
         let r = v.rem_euclid(m);
         if r != 0 {
             v += m - r;
@@ -218,7 +248,11 @@ fn number(obj: &Map<String, Value>) -> Value {
         }
         (None, None) => 1.5,
     };
-    if let Some(m) = obj.get("multipleOf").and_then(Value::as_f64).filter(|m| *m > 0.0) {
+    if let Some(m) = obj
+        .get("multipleOf")
+        .and_then(Value::as_f64)
+        .filter(|m| *m > 0.0)
+    {
         let k = (v / m).ceil();
         return json!(k * m);
     }

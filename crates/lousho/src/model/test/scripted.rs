@@ -23,7 +23,10 @@ pub struct ScriptedTurn {
 impl ScriptedTurn {
     /// A turn that answers with text.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: Some(text.into()), ..Self::default() }
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
     }
 
     /// A turn that calls one tool.
@@ -33,12 +36,18 @@ impl ScriptedTurn {
 
     /// A turn that fails with a model error.
     pub fn error(message: impl Into<String>) -> Self {
-        Self { error: Some(message.into()), ..Self::default() }
+        Self {
+            error: Some(message.into()),
+            ..Self::default()
+        }
     }
 
     /// A turn that never finishes (for cancellation tests).
     pub fn hang() -> Self {
-        Self { hang: true, ..Self::default() }
+        Self {
+            hang: true,
+            ..Self::default()
+        }
     }
 
     /// Adds a tool call (its id is made up: `call_<turn>_<index>`).
@@ -66,7 +75,10 @@ impl ScriptedTurn {
 
     /// Reports this usage.
     pub fn usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
-        self.usage = Some(Usage { input_tokens, output_tokens });
+        self.usage = Some(Usage {
+            input_tokens,
+            output_tokens,
+        });
         self
     }
 
@@ -94,7 +106,11 @@ impl ScriptedTurn {
         if let Some(u) = self.usage {
             out.push(Ok(ModelEvent::Usage(u)));
         }
-        let finish = if self.calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
+        let finish = if self.calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
         out.push(Ok(ModelEvent::Finished(finish)));
         out
     }
@@ -160,17 +176,30 @@ impl ScriptedModel {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
-        self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.inner
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The last request received.
     pub fn last_request(&self) -> Option<ModelRequest> {
-        self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).last().cloned()
+        self.inner
+            .requests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .last()
+            .cloned()
     }
 
     /// How many turns were played.
     pub fn played(&self) -> usize {
-        *self.inner.next.lock().unwrap_or_else(PoisonError::into_inner)
+        *self
+            .inner
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -181,10 +210,18 @@ impl Model for ScriptedModel {
 
     fn stream(&self, request: &ModelRequest) -> ModelStream {
         if self.inner.record {
-            self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request.clone());
+            self.inner
+                .requests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(request.clone());
         }
         let turn_index = {
-            let mut next = self.inner.next.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut next = self
+                .inner
+                .next
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let i = *next;
             *next += 1;
             i

@@ -49,7 +49,11 @@ impl TestModel {
 
     fn answer(&self, request: &ModelRequest) -> Vec<ModelEvent> {
         let last = request.messages.last();
-        let turn = request.messages.iter().filter(|m| m.role == Role::Assistant).count();
+        let turn = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count();
         match last {
             Some(m) if m.role == Role::Tool => {
                 let lines: Vec<String> = m
@@ -89,14 +93,20 @@ impl TestModel {
 
 fn text_events(text: String) -> Vec<ModelEvent> {
     // Stream word by word, as a real model would.
-    let mut events: Vec<ModelEvent> =
-        text.split_inclusive(' ').map(|w| ModelEvent::TextDelta(w.to_owned())).collect();
+    let mut events: Vec<ModelEvent> = text
+        .split_inclusive(' ')
+        .map(|w| ModelEvent::TextDelta(w.to_owned()))
+        .collect();
     events.push(ModelEvent::Finished(FinishReason::Stop));
     events
 }
 
 fn estimate_tokens(request: &ModelRequest) -> u64 {
-    let chars: usize = request.messages.iter().map(|m| m.text().len()).sum::<usize>()
+    let chars: usize = request
+        .messages
+        .iter()
+        .map(|m| m.text().len())
+        .sum::<usize>()
         + request.system.as_ref().map_or(0, String::len);
     (chars as u64).div_ceil(4)
 }
@@ -117,7 +127,10 @@ impl Model for TestModel {
             })
             .sum::<u64>()
             .div_ceil(4);
-        let usage = Usage { input_tokens: estimate_tokens(request), output_tokens };
+        let usage = Usage {
+            input_tokens: estimate_tokens(request),
+            output_tokens,
+        };
         let finish = events.pop();
         events.push(ModelEvent::Usage(usage));
         events.extend(finish);

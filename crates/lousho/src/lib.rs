@@ -62,6 +62,7 @@ pub use agent::{
     RunStateError, RunStatus, SendOptions, Session, ToolCallRecord,
 };
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
+pub use model::{Anthropic, OpenAi};
 pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,

@@ -64,6 +64,8 @@ pub use model::{
     ToolCall, Usage, resolve_model,
 };
 pub use policy::Approval;
+#[cfg(feature = "mcp")]
+pub use mcp::{connect_mcp, load_mcp_tools};
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,
     ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,

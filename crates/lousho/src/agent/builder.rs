@@ -23,6 +23,8 @@ pub struct AgentBuilder {
     max_turns: Option<usize>,
     max_parallel_tools: Option<usize>,
     settings: ModelSettings,
+    #[cfg(feature = "mcp")]
+    mcp_servers: crate::mcp::McpServers,
 }
 
 impl AgentBuilder {
@@ -71,6 +73,26 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds an MCP server under `name`; its tools appear as `<name>__<tool>`.
+    /// Servers connect on [`Agent::ready`] or the first run, all in parallel,
+    /// and [`Agent::close`] stops them (a later run reconnects).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, name: impl Into<String>, server: crate::mcp::McpServer) -> Self {
+        self.mcp_servers.insert(name.into(), server);
+        self
+    }
+
+    /// Adds MCP servers (the `mcpServers` map).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_servers<I, N>(mut self, servers: I) -> Self
+    where
+        I: IntoIterator<Item = (N, crate::mcp::McpServer)>,
+        N: Into<String>,
+    {
+        self.mcp_servers.extend(servers.into_iter().map(|(n, s)| (n.into(), s)));
+        self
+    }
+
     /// The most model turns one run may take (default 20).
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = Some(max_turns);
@@ -106,6 +128,13 @@ impl AgentBuilder {
             tools.insert(tool)?;
         }
         let tool_definitions = definitions(&tools);
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        let mut sources = self.sources;
+        #[cfg(feature = "mcp")]
+        if !self.mcp_servers.is_empty() {
+            let client = crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            sources.push(Arc::new(client));
+        }
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 name: self.name,
@@ -114,7 +143,7 @@ impl AgentBuilder {
                 prompt: self.prompt,
                 tools,
                 tool_definitions,
-                sources: self.sources,
+                sources,
                 max_turns,
                 max_parallel_tools,
                 settings: self.settings,

@@ -10,14 +10,15 @@ use rmcp::model::{
     ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
-use std::sync::Arc;
+use std::sync::Weak;
 use std::time::Duration;
 
 /// Where a tool's calls go.
 #[derive(Clone)]
 pub(crate) enum CallTarget {
-    /// A server we connect (and reconnect) ourselves.
-    Managed(Arc<Connection>),
+    /// A server we connect (and reconnect) ourselves. Weak: the
+    /// [`McpClient`](super::McpClient) owns its connections (and their processes).
+    Managed(Weak<Connection>),
     /// A client the user connected (`load_mcp_tools`).
     Peer { peer: Peer<RoleClient>, timeout: Duration },
 }
@@ -43,6 +44,11 @@ pub(crate) async fn call_remote(
             }
         }
         CallTarget::Managed(conn) => {
+            let Some(conn) = conn.upgrade() else {
+                return Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
+                )));
+            };
             let live = match conn.live_for_call().await {
                 Ok(live) => live,
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),

@@ -340,7 +340,6 @@ impl Connection {
 
     /// Turns a listing into tools: filtered, named, checked for collisions.
     fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<dyn Tool>>, McpError> {
-        let Some(me) = self.this.upgrade() else { return Ok(Vec::new()) };
         let mut names = ToolNames::new();
         let mut out: Vec<Arc<dyn Tool>> = Vec::with_capacity(remote.len());
         for t in remote {
@@ -353,7 +352,7 @@ impl Connection {
                 &self.name,
                 t,
                 &self.entry.approval,
-                CallTarget::Managed(me.clone()),
+                CallTarget::Managed(self.this.clone()),
             )));
         }
         Ok(out)

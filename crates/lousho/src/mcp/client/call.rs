@@ -55,7 +55,12 @@ pub(crate) async fn call_remote(
             };
             let timeout = conn.call_timeout();
             match call_on(live.peer(), tool, arguments, timeout, ctx).await {
-                Ok(out) => Ok(out),
+                Ok(out) => {
+                    // A tool that changed the server's tool list: let the new
+                    // list land before the model's next turn.
+                    live.wait_for_tool_refresh().await;
+                    Ok(out)
+                }
                 Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
                 Err(CallFailure::Service(e)) => {
                     if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
@@ -91,6 +96,21 @@ fn describe(e: &ServiceError, timeout: Duration) -> String {
         ServiceError::UnexpectedResponse => {
             "the server answered with something other than a tool result (input requests and tasks are not supported)".to_owned()
         }
+        ServiceError::TransportSend(t) => error_chain(t.error.as_ref()),
+        other => error_chain(other),
+    }
+}
+
+/// A handshake error in words: the legacy fallback's reason when both eras
+/// failed, transport errors without rmcp's type names.
+pub(crate) fn describe_init(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::LegacyFallbackFailed { fallback, .. } => describe_init(fallback),
+        E::TransportError { error, context } => {
+            format!("{} (while trying to {context})", error_chain(error.error.as_ref()))
+        }
+        E::ConnectionClosed(context) => format!("the connection closed while waiting for the {context}"),
         other => error_chain(other),
     }
 }

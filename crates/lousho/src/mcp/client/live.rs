@@ -104,9 +104,15 @@ impl Live {
 
     /// Ends the session, stops the process group and reaps it. Idempotent.
     pub(crate) async fn shutdown(&self) {
-        for task in self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+        let tasks: Vec<_> = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
+        for task in tasks {
             task.abort();
+            // Dropping a listen subscription sends its cancellation; make
+            // sure that happened before the session closes, or an rmcp server
+            // waits for the subscription handler before exiting.
+            let _ = task.await;
         }
+        tokio::task::yield_now().await;
         let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(service) = service {
             // Closing the session closes the child's stdin (stdio) or ends the

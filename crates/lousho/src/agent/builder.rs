@@ -132,7 +132,8 @@ impl AgentBuilder {
         let mut sources = self.sources;
         #[cfg(feature = "mcp")]
         if !self.mcp_servers.is_empty() {
-            let client = crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            let client =
+                crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
             sources.push(Arc::new(client));
         }
         Ok(Agent {

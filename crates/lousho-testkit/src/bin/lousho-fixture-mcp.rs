@@ -4,7 +4,9 @@
 //! `launcher` runs `serve` as a child with inherited stdio (like `npx`);
 //! `sleeper` sleeps (a grandchild that ignores stdin); `garbage` writes
 //! non-MCP text to stdout and never answers; `floor` is a bare newline-JSON
-//! echo (the benchmark floor). Trailing `--tag=…` arguments only mark
+//! echo (the benchmark floor); `http` serves the fixture over stateless
+//! Streamable HTTP and `floor-http` a bare JSON-RPC echo over HTTP (both print
+//! their URL, then serve until stdin closes). Trailing `--tag=…` arguments only mark
 //! processes so tests can count them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -48,6 +50,24 @@ fn main() {
             for _ in std::io::stdin().lock().lines() {}
         }
         "floor" => floor(),
+        "http" | "floor-http" => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let url = if mode == "http" {
+                    let server = lousho_testkit::mcp_fixture::serve_http(true).await;
+                    let url = server.url.clone();
+                    std::mem::forget(server);
+                    url
+                } else {
+                    lousho_testkit::mcp_fixture::serve_floor_http().await
+                };
+                println!("{url}");
+                std::io::stdout().flush().unwrap();
+                // Serve until stdin closes.
+                let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(tokio::io::stdin()));
+                while let Ok(Some(_)) = lines.next_line().await {}
+            });
+        }
         _ => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()

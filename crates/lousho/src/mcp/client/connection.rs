@@ -264,7 +264,7 @@ impl Connection {
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
                 let transport =
-                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
+                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE), stdin)
                         .with_max_line_length(MAX_STDIO_MESSAGE);
                 let handshake = tokio::time::timeout(
                     timeout,

@@ -3,5 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod mcp_fixture;
 pub mod mock_provider;
 pub mod tools;

@@ -62,10 +62,11 @@ pub use agent::{
     RunStateError, RunStatus, SendOptions, Session, ToolCallRecord,
 };
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
-pub use model::{Anthropic, OpenAi};
+#[cfg(feature = "mcp")]
+pub use mcp::{connect_mcp, load_mcp_tools};
 pub use model::{
-    Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
-    ToolCall, Usage, resolve_model,
+    Anthropic, Message, Model, ModelError, ModelEvent, ModelRequest, OpenAi, ScriptedModel,
+    ScriptedTurn, TestModel, ToolCall, Usage, resolve_model,
 };
 pub use policy::{
     Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,

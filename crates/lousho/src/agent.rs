@@ -17,6 +17,7 @@ pub use options::SendOptions;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
 pub use session::Session;
 pub use stream::AgentStream;
+pub(crate) use execute::call_one;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::tool::{ConversationState, Tool, ToolSet, ToolSource};

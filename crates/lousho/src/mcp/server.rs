@@ -47,6 +47,7 @@
 
 mod agent_tool;
 mod annotations;
+mod cancel;
 mod error;
 mod handle;
 mod handler;
@@ -143,6 +144,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let direct_listed = direct.iter().map(|t| to_rmcp_tool(t.as_ref())).collect();
 
     let shutdown = CancellationToken::new();
+    let cancels = cancel::CancelRegistry::default();
     let server = LoushoServer::new(Served {
         agent,
         server_name,
@@ -151,6 +153,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
+        cancels: cancels.clone(),
     });
 
     match transport {
@@ -164,7 +167,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
                     "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; add Auth::bearer"
                 );
             }
-            let app = http::router(server, &http_options, auth.as_ref(), bound, &shutdown);
+            let app = http::router(server, cancels, &http_options, auth.as_ref(), bound, &shutdown);
             Ok(handle::spawn_http(listener, app, bound, http_options.path, shutdown))
         }
     }

@@ -2,6 +2,7 @@
 //! and the directly exposed tools.
 
 use super::agent_tool::{self, Outcome, Progress};
+use super::cancel::{CancelRegistry, Principal};
 use super::result::to_call_result;
 use crate::Agent;
 use crate::agent::call_one;
@@ -33,6 +34,8 @@ struct Inner {
     direct: ToolSet,
     /// Fires on `close()`: every in-flight call is cancelled.
     shutdown: CancellationToken,
+    /// In-flight HTTP calls, for cancel notifications.
+    cancels: CancelRegistry,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -44,12 +47,21 @@ pub(crate) struct Served {
     pub(crate) direct: ToolSet,
     pub(crate) direct_listed: Vec<Tool>,
     pub(crate) shutdown: CancellationToken,
+    pub(crate) cancels: CancelRegistry,
 }
 
 impl LoushoServer {
     pub(crate) fn new(served: Served) -> Self {
-        let Served { agent, server_name, description, agent_tool, direct, direct_listed, shutdown } =
-            served;
+        let Served {
+            agent,
+            server_name,
+            description,
+            agent_tool,
+            direct,
+            direct_listed,
+            shutdown,
+            cancels,
+        } = served;
         let mut list = Vec::with_capacity(direct_listed.len() + 1);
         let agent_tool_name = agent_tool.name.to_string();
         list.push(agent_tool);
@@ -67,6 +79,7 @@ impl LoushoServer {
                 by_name,
                 direct,
                 shutdown,
+                cancels,
             }),
         }
     }
@@ -96,12 +109,19 @@ impl ServerHandler for LoushoServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let run_cancel = inner.shutdown.child_token();
+        // Over HTTP a cancel notification may cancel this call too.
+        let request_cancel = cx.ct.child_token();
+        let _registration = cx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Principal>())
+            .map(|p| inner.cancels.register(p, cx.id.to_string(), request_cancel.clone()));
         if request.name == inner.agent_tool {
             let progress = cx.meta.get_progress_token().map(|t| Progress::new(cx.peer.clone(), t));
             return match agent_tool::call(
                 &inner.agent,
                 request.arguments,
-                &cx.ct,
+                &request_cancel,
                 run_cancel,
                 progress,
             )
@@ -126,7 +146,7 @@ impl ServerHandler for LoushoServer {
         tokio::select! {
             biased;
             out = call_one(&inner.direct, &call, ctx) => Ok(to_call_result(out).into()),
-            () = cx.ct.cancelled() => {
+            () = request_cancel.cancelled() => {
                 run_cancel.cancel();
                 Err(ErrorData::internal_error("the call was cancelled", None))
             }

@@ -1,9 +1,11 @@
 //! Streamable HTTP: stateless, JSON responses (SSE only when progress streams),
 //! POST only, Host/Origin checked, optional bearer auth.
 
+use super::cancel::{CancelRegistry, Principal, cancelled_request_id};
 use super::error::ServeError;
 use super::handler::LoushoServer;
 use super::options::{Auth, HttpOptions};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -39,6 +41,7 @@ pub(crate) fn is_loopback(host: &str) -> bool {
 /// The router: the MCP endpoint at `opts.path`, behind the bearer check.
 pub(crate) fn router(
     server: LoushoServer,
+    cancels: CancelRegistry,
     opts: &HttpOptions,
     auth: Option<&Auth>,
     bound: SocketAddr,
@@ -69,7 +72,9 @@ pub(crate) fn router(
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = axum::Router::new().route_service(&opts.path, service);
+    let app = axum::Router::new()
+        .route_service(&opts.path, service)
+        .layer(middleware::from_fn_with_state(cancels, route_cancels));
     match auth {
         Some(Auth::Bearer(token)) => {
             let expected: Arc<[u8]> = format!("Bearer {}", token.0).into_bytes().into();
@@ -77,6 +82,41 @@ pub(crate) fn router(
         }
         None => app,
     }
+}
+
+/// The largest body checked for a cancel notification (they are tiny).
+const CANCEL_BODY_MAX: u64 = 4096;
+
+/// Tags each request with its principal, and applies `notifications/cancelled`
+/// to the matching in-flight call (see `cancel.rs`).
+async fn route_cancels(State(cancels): State<CancelRegistry>, req: Request, next: Next) -> Response {
+    let principal = Principal(
+        req.headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .into(),
+    );
+    let small = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|n| n <= CANCEL_BODY_MAX);
+    let (mut parts, body) = req.into_parts();
+    let body = if small {
+        let Ok(bytes) = axum::body::to_bytes(body, CANCEL_BODY_MAX as usize).await else {
+            return (StatusCode::BAD_REQUEST, "could not read the request body").into_response();
+        };
+        if let Some(id) = cancelled_request_id(&bytes) {
+            cancels.cancel(&principal, id);
+        }
+        Body::from(bytes)
+    } else {
+        body
+    };
+    parts.extensions.insert(principal);
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// Rejects requests without the right `Authorization: Bearer` header.

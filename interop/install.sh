@@ -5,3 +5,24 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # (Sections are added per peer: npm packages from interop/package.json + lockfile,
 #  Python packages from interop/requirements.txt into interop/.venv.)
+
+# npm peers (the official TypeScript SDK, …): interop/package.json + package-lock.json.
+if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null \
+   && [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# Python peers (the official `mcp` SDK): interop/requirements.txt into interop/.venv.
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if [ ! -f .venv/.requirements.installed ] || ! cmp -s requirements.txt .venv/.requirements.installed; then
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  cp requirements.txt .venv/.requirements.installed
+fi
+
+# The MCP conformance suite and the Node 22 it needs: interop/conformance/.
+if [ ! -f conformance/node_modules/.package-lock.json ] \
+   || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
+  (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -17,7 +17,8 @@ use std::time::Duration;
 /// A model that reads the user's message:
 /// - contains `fail` → the model errors (`the fixture model failed on purpose`);
 /// - contains `slow` → calls `slow_wait` (which waits until cancelled);
-/// - contains `lookup` → calls `lookup_order {"id": "42"}`, then reports its result;
+/// - contains `lookup` → calls `lookup_order {"id": "42", "delay_ms": 200}`,
+///   then reports its result (the delay spaces out progress notifications);
 /// - otherwise → answers `You said: <message>`.
 #[derive(Debug, Clone, Default)]
 pub struct KeywordModel;
@@ -57,7 +58,7 @@ impl Model for KeywordModel {
                 } else if said.contains("slow") {
                     call("slow_wait", json!({}))
                 } else if said.contains("lookup") {
-                    call("lookup_order", json!({"id": "42"}))
+                    call("lookup_order", json!({"id": "42", "delay_ms": 200}))
                 } else {
                     vec![
                         Ok(ModelEvent::TextDelta(format!("You said: {said}"))),
@@ -81,14 +82,22 @@ impl CancelProbe {
     }
 }
 
-/// `lookup_order {id}` → `{"id": id, "status": "shipped"}`; read-only, titled.
+/// `lookup_order {id, delay_ms?}` → `{"id": id, "status": "shipped"}` (after
+/// `delay_ms`); read-only, titled.
 pub fn lookup_order() -> DefinedTool {
     DefinedTool::from_json(
         "lookup_order",
         "Look up an order",
-        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        json!({
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "delay_ms": {"type": "integer"}},
+            "required": ["id"]
+        }),
         |input: Value, _ctx: ToolContext| async move {
             let id = input.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
+            if let Some(ms) = input.get("delay_ms").and_then(Value::as_u64) {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
             ToolOutput::json(json!({"id": id, "status": "shipped"}))
         },
     )

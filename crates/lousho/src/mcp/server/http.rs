@@ -7,7 +7,7 @@ use super::handler::LoushoServer;
 use super::options::{Auth, HttpOptions};
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -74,7 +74,10 @@ pub(crate) fn router(
     );
     let app = axum::Router::new()
         .route_service(&opts.path, service)
-        .layer(middleware::from_fn_with_state(cancels, route_cancels));
+        .layer(middleware::from_fn_with_state(
+            Screen { cancels, max_body_bytes: opts.max_body_bytes },
+            screen_posts,
+        ));
     match auth {
         Some(Auth::Bearer(token)) => {
             let expected: Arc<[u8]> = format!("Bearer {}", token.0).into_bytes().into();
@@ -84,12 +87,14 @@ pub(crate) fn router(
     }
 }
 
-/// The largest body checked for a cancel notification (they are tiny).
-const CANCEL_BODY_MAX: u64 = 4096;
-
-/// Tags each request with its principal, and applies `notifications/cancelled`
+/// Reads each POST body once (up to the size limit: `413` past it), answers
+/// malformed JSON or JSON-RPC with a JSON-RPC error (`-32700` / `-32600`),
+/// tags the request with its principal, and applies `notifications/cancelled`
 /// to the matching in-flight call (see `cancel.rs`).
-async fn route_cancels(State(cancels): State<CancelRegistry>, req: Request, next: Next) -> Response {
+async fn screen_posts(State(screen): State<Screen>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
     let principal = Principal(
         req.headers()
             .get(header::AUTHORIZATION)
@@ -97,26 +102,82 @@ async fn route_cancels(State(cancels): State<CancelRegistry>, req: Request, next
             .unwrap_or_default()
             .into(),
     );
-    let small = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        .is_some_and(|n| n <= CANCEL_BODY_MAX);
     let (mut parts, body) = req.into_parts();
-    let body = if small {
-        let Ok(bytes) = axum::body::to_bytes(body, CANCEL_BODY_MAX as usize).await else {
-            return (StatusCode::BAD_REQUEST, "could not read the request body").into_response();
-        };
-        if let Some(id) = cancelled_request_id(&bytes) {
-            cancels.cancel(&principal, id);
+    let bytes = match axum::body::to_bytes(body, screen.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::debug!(error = %e, "rejected a request body");
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body over {} bytes", screen.max_body_bytes),
+            )
+                .into_response();
         }
-        Body::from(bytes)
-    } else {
-        body
     };
+    match check_envelope(&bytes) {
+        Envelope::Cancel(id) => {
+            screen.cancels.cancel(&principal, id);
+        }
+        Envelope::Ok => {}
+        Envelope::Bad(response) => return response,
+    }
     parts.extensions.insert(principal);
-    next.run(Request::from_parts(parts, body)).await
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// What the POST middleware needs.
+#[derive(Clone)]
+struct Screen {
+    cancels: CancelRegistry,
+    max_body_bytes: usize,
+}
+
+/// The outcome of checking a body's JSON-RPC envelope.
+enum Envelope {
+    Ok,
+    Cancel(String),
+    Bad(Response),
+}
+
+#[derive(serde::Deserialize)]
+struct RawEnvelope {
+    jsonrpc: Option<String>,
+    id: Option<serde_json::Value>,
+    method: Option<String>,
+    result: Option<serde::de::IgnoredAny>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+fn check_envelope(body: &[u8]) -> Envelope {
+    let parsed: RawEnvelope = match serde_json::from_slice(body) {
+        Ok(e) => e,
+        Err(e) if e.is_data() => {
+            // Valid JSON of the wrong shape (an array, a string, …).
+            return Envelope::Bad(jsonrpc_error(None, -32600, "Invalid Request: send one JSON-RPC 2.0 message object"));
+        }
+        Err(_) => return Envelope::Bad(jsonrpc_error(None, -32700, "Parse error: the body is not valid JSON")),
+    };
+    let id = parsed.id.filter(|v| v.is_string() || v.is_number());
+    if parsed.jsonrpc.as_deref() != Some("2.0")
+        || (parsed.method.is_none() && parsed.result.is_none() && parsed.error.is_none())
+    {
+        return Envelope::Bad(jsonrpc_error(id, -32600, "Invalid Request: not a JSON-RPC 2.0 message"));
+    }
+    if parsed.method.as_deref() == Some("notifications/cancelled") {
+        if let Some(id) = cancelled_request_id(body) {
+            return Envelope::Cancel(id);
+        }
+    }
+    Envelope::Ok
+}
+
+fn jsonrpc_error(id: Option<serde_json::Value>, code: i64, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(serde_json::Value::Null),
+        "error": { "code": code, "message": message },
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 /// Rejects requests without the right `Authorization: Bearer` header.

@@ -1,0 +1,3 @@
+mod peers;
+mod serve_interop;
+mod serve_stdio;

@@ -7,8 +7,7 @@ cd "$(dirname "$0")"
 #  Python packages from interop/requirements.txt into interop/.venv.)
 
 # npm peers (the official TypeScript SDK, …): interop/package.json + package-lock.json.
-if [ ! -f node_modules/.package-lock.json ] || ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null \
-   && [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

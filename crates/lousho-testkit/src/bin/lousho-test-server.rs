@@ -1,8 +1,9 @@
 //! Serves the fixture agent over MCP, for interop tests and benchmarks.
 //!
 //! `lousho-test-server` serves stdio; `lousho-test-server --http [--port N]
-//! [--token T] [--allow-approval-tools]` serves Streamable HTTP on 127.0.0.1
-//! and prints `listening on <url>` on stdout once bound.
+//! [--token T] [--allow-approval-tools]` serves Streamable HTTP on 127.0.0.1,
+//! prints `listening on <url>` on stdout once bound, and stops on SIGINT or
+//! SIGTERM.
 
 use lousho::mcp::server::{Auth, HttpOptions, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, fixture_options};
@@ -32,25 +33,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let server = serve_mcp(options).await?;
         if let Some(url) = server.url() {
             println!("listening on {url}");
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             tokio::select! {
-                r = tokio::signal::ctrl_c() => { r?; server.close().await?; }
-                () = wait_for_stdin_eof() => server.close().await?,
+                r = tokio::signal::ctrl_c() => r?,
+                _ = term.recv() => {}
             }
+            server.close().await?;
         } else {
             server.wait().await?;
         }
         Ok(())
     })
-}
-
-/// In HTTP mode the parent closing our stdin means "stop".
-async fn wait_for_stdin_eof() {
-    use tokio::io::AsyncReadExt;
-    let mut buf = [0u8; 64];
-    let mut stdin = tokio::io::stdin();
-    while let Ok(n) = stdin.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-    }
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub fn repo_root() -> PathBuf {
@@ -64,7 +64,6 @@ pub fn run_client(program: &Path, script: &str, args: &[&str]) -> Value {
 /// The test server serving HTTP on a free port; killed on drop.
 pub struct HttpServer {
     child: Child,
-    _stdin: ChildStdin,
     pub url: String,
 }
 
@@ -73,16 +72,15 @@ impl HttpServer {
         let mut child = Command::new(test_server())
             .args(["--http", "--port", "0"])
             .args(extra)
-            .stdin(Stdio::piped())
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the test server starts");
-        let stdin = child.stdin.take().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let url = line.trim().strip_prefix("listening on ").expect("a listening line").to_owned();
-        Self { child, _stdin: stdin, url }
+        Self { child, url }
     }
 }
 

@@ -1,3 +1,4 @@
 mod agent_loop;
 mod models;
 mod tools;
+mod mcp_serve;

@@ -3,5 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod bench;
 pub mod serve;
 pub mod tools;

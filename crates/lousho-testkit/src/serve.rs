@@ -37,7 +37,10 @@ impl Model for KeywordModel {
                     .map(|r| format!("{}: {}", r.name, r.output.to_model_text()))
                     .collect();
                 vec![
-                    Ok(ModelEvent::TextDelta(format!("Tool results: {}", text.join("; ")))),
+                    Ok(ModelEvent::TextDelta(format!(
+                        "Tool results: {}",
+                        text.join("; ")
+                    ))),
                     Ok(ModelEvent::Finished(FinishReason::Stop)),
                 ]
             }
@@ -54,7 +57,9 @@ impl Model for KeywordModel {
                     ]
                 };
                 if said.contains("fail") {
-                    vec![Err(ModelError::Scripted("the fixture model failed on purpose".into()))]
+                    vec![Err(ModelError::Scripted(
+                        "the fixture model failed on purpose".into(),
+                    ))]
                 } else if said.contains("slow") {
                     call("slow_wait", json!({}))
                 } else if said.contains("lookup") {
@@ -94,7 +99,11 @@ pub fn lookup_order() -> DefinedTool {
             "required": ["id"]
         }),
         |input: Value, _ctx: ToolContext| async move {
-            let id = input.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
+            let id = input
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned();
             if let Some(ms) = input.get("delay_ms").and_then(Value::as_u64) {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
             }
@@ -111,7 +120,12 @@ pub fn echo() -> DefinedTool {
         "Echo the text back",
         json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         |input: Value, _ctx: ToolContext| async move {
-            ToolOutput::text(input.get("text").and_then(Value::as_str).unwrap_or_default())
+            ToolOutput::text(
+                input
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            )
         },
     )
 }

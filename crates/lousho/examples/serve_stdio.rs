@@ -25,11 +25,15 @@ struct Search {
 // A current_thread runtime gives the stdio server its best latency.
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
 
-    let search_docs = define_tool("search_docs", "Search the docs", |input: Search| async move {
-        format!("results for {}", input.query)
-    })
+    let search_docs = define_tool(
+        "search_docs",
+        "Search the docs",
+        |input: Search| async move { format!("results for {}", input.query) },
+    )
     .read_only();
 
     let model = std::env::var("LOUSHO_MODEL").unwrap_or_else(|_| "test".to_owned());

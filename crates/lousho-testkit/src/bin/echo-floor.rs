@@ -18,11 +18,16 @@ fn answer(line: &[u8]) -> Option<Vec<u8>> {
             "name": "echo", "description": "Echo", "inputSchema": {"type": "object"}
         }]}),
         _ => {
-            let text = v.pointer("/params/arguments/text").cloned().unwrap_or(Value::Null);
+            let text = v
+                .pointer("/params/arguments/text")
+                .cloned()
+                .unwrap_or(Value::Null);
             serde_json::json!({"content": [{"type": "text", "text": text}], "isError": false})
         }
     };
-    let mut out = serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})).ok()?;
+    let mut out =
+        serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .ok()?;
     out.push(b'\n');
     Some(out)
 }
@@ -42,7 +47,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         axum::serve(listener, app).await?;
         return Ok(());
     }
-    let (stdin, mut stdout) = (lousho_testkit::bench::stdin_pipe()?, lousho_testkit::bench::stdout_pipe()?);
+    let (stdin, mut stdout) = (
+        lousho_testkit::bench::stdin_pipe()?,
+        lousho_testkit::bench::stdout_pipe()?,
+    );
     let mut reader = BufReader::new(stdin);
     let mut line = Vec::new();
     let mut batch = Vec::new();

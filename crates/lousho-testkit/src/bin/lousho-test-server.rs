@@ -15,7 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| {
-        args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
     };
     let probe = CancelProbe::default();
     let mut options = fixture_options(&probe)
@@ -28,12 +31,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             options = options.auth(Auth::bearer(token));
         }
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let server = serve_mcp(options).await?;
         if let Some(url) = server.url() {
             println!("listening on {url}");
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
             tokio::select! {
                 r = tokio::signal::ctrl_c() => r?,
                 _ = term.recv() => {}

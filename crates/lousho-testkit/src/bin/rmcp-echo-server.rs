@@ -50,20 +50,33 @@ impl ServerHandler for Echo {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let schema = object(serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}));
-    let echo = Echo { tools: Arc::new(vec![Tool::new("echo", "Echo the text back", Arc::new(schema))]) };
+    let schema =
+        object(serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}));
+    let echo = Echo {
+        tools: Arc::new(vec![Tool::new(
+            "echo",
+            "Echo the text back",
+            Arc::new(schema),
+        )]),
+    };
     if std::env::args().any(|a| a == "--http") {
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true);
-        let service =
-            StreamableHttpService::new(move || Ok(echo.clone()), Arc::new(NeverSessionManager::default()), config);
+        let service = StreamableHttpService::new(
+            move || Ok(echo.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
         let app = axum::Router::new().route_service("/mcp", service);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         println!("listening on http://{}/mcp", listener.local_addr()?);
         axum::serve(listener, app).await?;
     } else {
-        echo.serve(rmcp::transport::stdio()).await?.waiting().await?;
+        echo.serve(rmcp::transport::stdio())
+            .await?
+            .waiting()
+            .await?;
     }
     Ok(())
 }

@@ -26,15 +26,29 @@ struct Server {
 }
 
 fn servers() -> Result<Vec<Server>, BoxError> {
-    let dir = std::env::current_exe()?.parent().ok_or("no exe dir")?.to_path_buf();
+    let dir = std::env::current_exe()?
+        .parent()
+        .ok_or("no exe dir")?
+        .to_path_buf();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let bin = |n: &str| dir.join(n);
     let mut list = vec![
-        Server { name: "lousho", program: bin("lousho-test-server"), args: vec![] },
-        Server { name: "plain rmcp 3.11", program: bin("rmcp-echo-server"), args: vec![] },
+        Server {
+            name: "lousho",
+            program: bin("lousho-test-server"),
+            args: vec![],
+        },
+        Server {
+            name: "plain rmcp 3.11",
+            program: bin("rmcp-echo-server"),
+            args: vec![],
+        },
     ];
     let ts = root.join("interop/clients/echo_server.mjs");
-    if root.join("interop/node_modules/@modelcontextprotocol/sdk").exists() {
+    if root
+        .join("interop/node_modules/@modelcontextprotocol/sdk")
+        .exists()
+    {
         list.push(Server {
             name: "TypeScript SDK 1.32.2",
             program: PathBuf::from("node"),
@@ -43,7 +57,11 @@ fn servers() -> Result<Vec<Server>, BoxError> {
     } else {
         eprintln!("the TypeScript SDK is not installed (interop/install.sh): skipping it");
     }
-    list.push(Server { name: "floor (no MCP)", program: bin("echo-floor"), args: vec![] });
+    list.push(Server {
+        name: "floor (no MCP)",
+        program: bin("echo-floor"),
+        args: vec![],
+    });
     for s in &list {
         if s.program.is_absolute() && !s.program.exists() {
             return Err(format!(
@@ -115,7 +133,12 @@ impl StdioPeer {
             .spawn()?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        Ok(Self { child, stdin, stdout, line: Vec::new() })
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            line: Vec::new(),
+        })
     }
 
     async fn read_line(&mut self) -> Result<&[u8], BoxError> {
@@ -160,7 +183,9 @@ async fn bench_stdio(s: &Server, secs: f64) -> Result<Stats, BoxError> {
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);
     for _ in 0..IN_FLIGHT {
-        peer.stdin.write_all(&call(base + sent_at.len() as u64)).await?;
+        peer.stdin
+            .write_all(&call(base + sent_at.len() as u64))
+            .await?;
         sent_at.push(Instant::now());
     }
     let mut outstanding = IN_FLIGHT;
@@ -180,7 +205,9 @@ async fn bench_stdio(s: &Server, secs: f64) -> Result<Stats, BoxError> {
         outstanding -= 1;
         done += 1;
         if now < end {
-            peer.stdin.write_all(&call(base + sent_at.len() as u64)).await?;
+            peer.stdin
+                .write_all(&call(base + sent_at.len() as u64))
+                .await?;
             sent_at.push(Instant::now());
             outstanding += 1;
         }
@@ -198,7 +225,9 @@ async fn cold_start(s: &Server) -> Result<f64, BoxError> {
     let t = Instant::now();
     let mut peer = StdioPeer::spawn(s).await?;
     peer.stdin.write_all(INIT.as_bytes()).await?;
-    peer.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n").await?;
+    peer.stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}\n")
+        .await?;
     loop {
         let line = peer.read_line().await?;
         if response_id(line) == Some(1) {
@@ -250,14 +279,20 @@ impl HttpPeer {
         let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
         let mut line = String::new();
         out.read_line(&mut line).await?;
-        let url = line.trim().strip_prefix("listening on ").ok_or("no listening line")?.to_owned();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .ok_or("no listening line")?
+            .to_owned();
         Ok(Self { child, url })
     }
 }
 
 async fn bench_http(s: &Server, secs: f64) -> Result<Stats, BoxError> {
     let mut peer = HttpPeer::spawn(s).await?;
-    let client = reqwest::Client::builder().pool_max_idle_per_host(IN_FLIGHT * 2).build()?;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(IN_FLIGHT * 2)
+        .build()?;
     let post = |id: u64| {
         client
             .post(&peer.url)
@@ -326,7 +361,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn print_table(transport: &str, names: &[&str], rows: &[Stats]) {
     println!("\n### {transport}: tools/call `echo`, {IN_FLIGHT} in flight (best of rounds)\n");
-    println!("| server | calls/s | vs lousho | p50 µs | p99 µs | seq p50 µs | seq p99 µs | errors |");
+    println!(
+        "| server | calls/s | vs lousho | p50 µs | p99 µs | seq p50 µs | seq p99 µs | errors |"
+    );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let lousho = rows[0].calls_per_s;
     for (n, r) in names.iter().zip(rows) {
@@ -344,9 +381,17 @@ fn print_table(transport: &str, names: &[&str], rows: &[Stats]) {
 }
 
 fn main() -> Result<(), BoxError> {
-    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
-    let secs: f64 = std::env::var("BENCH_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(3.0);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    let secs: f64 = std::env::var("BENCH_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3.0);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async {
         let list = servers()?;
         let names: Vec<&str> = list.iter().map(|s| s.name).collect();

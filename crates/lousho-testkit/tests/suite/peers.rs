@@ -8,7 +8,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 pub fn test_server() -> PathBuf {
@@ -29,7 +32,11 @@ fn missing(what: &str) -> Option<PathBuf> {
 pub fn python() -> Option<PathBuf> {
     let py = repo_root().join("interop/.venv/bin/python");
     let sdk = repo_root().join("interop/.venv/lib");
-    if py.exists() && sdk.exists() { Some(py) } else { missing("the Python MCP SDK (interop/.venv)") }
+    if py.exists() && sdk.exists() {
+        Some(py)
+    } else {
+        missing("the Python MCP SDK (interop/.venv)")
+    }
 }
 
 /// Node, when the TypeScript SDK is installed under interop/node_modules.
@@ -78,8 +85,14 @@ impl HttpServer {
             .spawn()
             .expect("the test server starts");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").expect("a listening line").to_owned();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("a listening line")
+            .to_owned();
         Self { child, url }
     }
 }

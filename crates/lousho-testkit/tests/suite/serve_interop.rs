@@ -20,39 +20,72 @@ fn text(result: &Value) -> &str {
 /// What every client must see, whatever the transport.
 fn assert_served_agent(report: &Value) {
     assert_eq!(report["server_name"], "test-agent");
-    let names: Vec<&str> =
-        report["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["test-agent", "cancel_status", "echo", "lookup_order"], "needs-approval tools stay hidden");
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["test-agent", "cancel_status", "echo", "lookup_order"],
+        "needs-approval tools stay hidden"
+    );
 
     let agent = tool(report, "test-agent");
     assert_eq!(agent["description"], "Ask the fixture agent");
     assert_eq!(agent["inputSchema"]["required"], json!(["message"]));
-    assert_eq!(agent["inputSchema"]["properties"]["message"]["type"], "string");
+    assert_eq!(
+        agent["inputSchema"]["properties"]["message"]["type"],
+        "string"
+    );
     assert_eq!(
         agent["annotations"],
         json!({"readOnlyHint": true, "destructiveHint": false}),
         "every tool the agent reaches is read-only"
     );
-    assert!(tool(report, "echo").get("annotations").is_none(), "no hints, none sent");
+    assert!(
+        tool(report, "echo").get("annotations").is_none(),
+        "no hints, none sent"
+    );
     assert_eq!(
         tool(report, "lookup_order")["annotations"],
         json!({"title": "Look up order", "readOnlyHint": true, "destructiveHint": false})
     );
 
     assert_eq!(report["agent"]["isError"], false);
-    assert_eq!(text(&report["agent"]), r#"Tool results: lookup_order: {"id":"42","status":"shipped"}"#);
+    assert_eq!(
+        text(&report["agent"]),
+        r#"Tool results: lookup_order: {"id":"42","status":"shipped"}"#
+    );
     let progress = report["agent_progress"].as_array().unwrap();
-    assert!(!progress.is_empty(), "progress notifications arrive while the agent runs");
+    assert!(
+        !progress.is_empty(),
+        "progress notifications arrive while the agent runs"
+    );
     assert_eq!(progress[0]["message"], "calling tool lookup_order");
 
     assert_eq!(report["direct"]["isError"], false);
-    assert_eq!(report["direct"]["structuredContent"], json!({"id": "7", "status": "shipped"}));
+    assert_eq!(
+        report["direct"]["structuredContent"],
+        json!({"id": "7", "status": "shipped"})
+    );
 
-    assert_eq!(report["failure"]["isError"], true, "an agent failure is an isError result");
-    assert!(text(&report["failure"]).contains("failed on purpose"), "{}", report["failure"]);
+    assert_eq!(
+        report["failure"]["isError"], true,
+        "an agent failure is an isError result"
+    );
+    assert!(
+        text(&report["failure"]).contains("failed on purpose"),
+        "{}",
+        report["failure"]
+    );
 
     assert_eq!(report["slow_call_finished"], false);
-    assert!(report["cancel_seen"].as_u64().unwrap() >= 1, "the cancelled run's tool saw its token fire");
+    assert!(
+        report["cancel_seen"].as_u64().unwrap() >= 1,
+        "the cancelled run's tool saw its token fire"
+    );
 }
 
 fn assert_http_guards(report: &Value, with_token: bool) {
@@ -65,7 +98,10 @@ fn assert_http_guards(report: &Value, with_token: bool) {
             assert_eq!(raw[case]["status"], 401, "{case}");
             assert_eq!(raw[case]["www_authenticate"], "Bearer", "{case}");
         }
-        assert_ne!(report["sdk_wrong_token"], "connected", "the SDK cannot connect with a wrong token");
+        assert_ne!(
+            report["sdk_wrong_token"], "connected",
+            "the SDK cannot connect with a wrong token"
+        );
     }
 }
 
@@ -75,7 +111,11 @@ fn python_client_over_stdio_calls_the_served_agent() {
     let server = test_server();
     let report = run_client(&py, "mcp_client.py", &["stdio", server.to_str().unwrap()]);
     assert_served_agent(&report);
-    assert_eq!(report["agent_progress"].as_array().unwrap().len(), 4, "one per tool event and turn");
+    assert_eq!(
+        report["agent_progress"].as_array().unwrap().len(),
+        4,
+        "one per tool event and turn"
+    );
 }
 
 #[test]
@@ -93,7 +133,11 @@ fn python_client_over_http_with_bearer_auth() {
 fn typescript_client_over_stdio_calls_the_served_agent() {
     let Some(node) = node() else { return };
     let server = test_server();
-    let report = run_client(&node, "mcp_client.mjs", &["stdio", server.to_str().unwrap()]);
+    let report = run_client(
+        &node,
+        "mcp_client.mjs",
+        &["stdio", server.to_str().unwrap()],
+    );
     assert_served_agent(&report);
 }
 
@@ -107,14 +151,21 @@ fn typescript_client_over_http_without_auth() {
     let malformed = &report["raw"]["malformed"];
     assert_eq!(malformed["status"], 400);
     let body: Value = serde_json::from_str(malformed["body"].as_str().unwrap()).unwrap();
-    assert_eq!(body["error"]["code"], -32700, "malformed JSON gets a JSON-RPC parse error");
+    assert_eq!(
+        body["error"]["code"], -32700,
+        "malformed JSON gets a JSON-RPC parse error"
+    );
 }
 
 #[test]
 fn typescript_client_over_http_with_bearer_auth() {
     let Some(node) = node() else { return };
     let server = HttpServer::start(&["--token", "s3cret-token"]);
-    let report = run_client(&node, "mcp_client.mjs", &["http", &server.url, "s3cret-token"]);
+    let report = run_client(
+        &node,
+        "mcp_client.mjs",
+        &["http", &server.url, "s3cret-token"],
+    );
     assert_served_agent(&report);
     assert_http_guards(&report, true);
 }

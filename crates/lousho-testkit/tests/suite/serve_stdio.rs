@@ -25,16 +25,32 @@ fn stdout_carries_only_protocol_and_eof_stops_the_server() {
         writeln!(stdin, "{line}").unwrap();
     }
     drop(stdin);
-    let status = wait_with_limit(&mut child, Duration::from_secs(10)).expect("EOF stops the server");
+    let status =
+        wait_with_limit(&mut child, Duration::from_secs(10)).expect("EOF stops the server");
     assert!(status.success(), "{status}");
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    let lines: Vec<serde_json::Value> =
-        out.lines().map(|l| serde_json::from_str(l).expect("every stdout line is JSON-RPC")).collect();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is JSON-RPC"))
+        .collect();
     assert_eq!(lines.len(), 3, "three responses, nothing else: {out}");
     assert!(lines.iter().all(|l| l["jsonrpc"] == "2.0"));
-    assert_eq!(lines[2]["result"]["content"][0]["text"], "hi", "the last response is not lost on EOF");
+    assert_eq!(
+        lines[2]["result"]["content"][0]["text"], "hi",
+        "the last response is not lost on EOF"
+    );
     assert!(err.contains("DEBUG"), "logs go to stderr");
 }

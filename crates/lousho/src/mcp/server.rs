@@ -167,8 +167,21 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
                     "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; add Auth::bearer"
                 );
             }
-            let app = http::router(server, cancels, &http_options, auth.as_ref(), bound, &shutdown);
-            Ok(handle::spawn_http(listener, app, bound, http_options.path, shutdown))
+            let app = http::router(
+                server,
+                cancels,
+                &http_options,
+                auth.as_ref(),
+                bound,
+                &shutdown,
+            );
+            Ok(handle::spawn_http(
+                listener,
+                app,
+                bound,
+                http_options.path,
+                shutdown,
+            ))
         }
     }
 }

@@ -39,7 +39,11 @@ pub(crate) struct Progress {
 
 impl Progress {
     pub(crate) fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        Self { peer, token, step: 0 }
+        Self {
+            peer,
+            token,
+            step: 0,
+        }
     }
 
     async fn report(&mut self, message: String) {
@@ -110,7 +114,11 @@ pub(crate) async fn call(
             }
             AgentEvent::ToolCallFinished { call, output } => {
                 if let Some(p) = progress.as_mut() {
-                    let how = if output.is_error { "failed" } else { "finished" };
+                    let how = if output.is_error {
+                        "failed"
+                    } else {
+                        "finished"
+                    };
                     p.report(format!("tool {} {how}", call.name)).await;
                 }
             }
@@ -134,7 +142,11 @@ fn reply_result(reply: Reply) -> CallToolResult {
     let which = if pending.is_empty() {
         "a tool".to_owned()
     } else {
-        pending.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        pending
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     error_result(format!(
         "approval needed: the agent paused before calling {which}, and tools cannot be approved \
@@ -144,8 +156,17 @@ fn reply_result(reply: Reply) -> CallToolResult {
 
 /// The tools the run's last assistant message called without getting results.
 fn pending_tools(reply: &Reply) -> Vec<String> {
-    let answered: HashSet<&str> = reply.tool_calls.iter().map(|r| r.call.id.as_str()).collect();
-    let Some(last) = reply.messages.iter().rev().find(|m| m.role == Role::Assistant) else {
+    let answered: HashSet<&str> = reply
+        .tool_calls
+        .iter()
+        .map(|r| r.call.id.as_str())
+        .collect();
+    let Some(last) = reply
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+    else {
         return Vec::new();
     };
     let mut names = Vec::new();

@@ -28,7 +28,11 @@ pub(crate) fn advertised(tool: &dyn Tool) -> Option<ToolAnnotations> {
     if needs_approval(tool) {
         return Some(own.clone().read_only(false).destructive(true));
     }
-    if own.is_empty() { None } else { Some(own.clone()) }
+    if own.is_empty() {
+        None
+    } else {
+        Some(own.clone())
+    }
 }
 
 /// The agent tool's annotations, from what it can reach: read-only when every
@@ -40,9 +44,8 @@ pub(crate) fn agent_tool_annotations(reachable: Option<&ToolSet>) -> ToolAnnotat
     let Some(tools) = reachable else {
         return ToolAnnotations::new().read_only(false).destructive(true);
     };
-    let read_only = |t: &Arc<dyn Tool>| {
-        advertised(t.as_ref()).is_some_and(|a| a.read_only == Some(true))
-    };
+    let read_only =
+        |t: &Arc<dyn Tool>| advertised(t.as_ref()).is_some_and(|a| a.read_only == Some(true));
     if tools.iter().all(read_only) {
         return ToolAnnotations::read_only_tool();
     }
@@ -50,7 +53,9 @@ pub(crate) fn agent_tool_annotations(reachable: Option<&ToolSet>) -> ToolAnnotat
         .iter()
         .filter(|t| !read_only(t))
         .any(|t| advertised(t.as_ref()).is_none_or(|a| a.is_destructive()));
-    ToolAnnotations::new().read_only(false).destructive(destructive)
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(destructive)
 }
 
 /// Converts our annotations to rmcp's.
@@ -67,7 +72,11 @@ pub(crate) fn to_rmcp_annotations(a: &ToolAnnotations) -> m::ToolAnnotations {
 /// The `tools/list` entry for a lousho tool.
 pub(crate) fn to_rmcp_tool(tool: &dyn Tool) -> m::Tool {
     let spec = tool.spec();
-    let mut out = m::Tool::new(spec.name.clone(), spec.description.clone(), schema_object(spec));
+    let mut out = m::Tool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        schema_object(spec),
+    );
     if let Some(title) = &spec.display_name {
         out = out.with_title(title.clone());
     }
@@ -102,7 +111,9 @@ mod tests {
 
     #[test]
     fn needs_approval_is_never_read_only_and_keeps_other_hints() {
-        let t = tool("rm").annotations(ToolAnnotations::read_only_tool().title("Remove")).needs_approval(true);
+        let t = tool("rm")
+            .annotations(ToolAnnotations::read_only_tool().title("Remove"))
+            .needs_approval(true);
         let a = advertised(&t).unwrap();
         assert_eq!(a.read_only, Some(false));
         assert_eq!(a.destructive, Some(true));
@@ -112,21 +123,33 @@ mod tests {
     #[test]
     fn hints_go_out_verbatim_and_none_means_none() {
         let t = tool("look").annotations(ToolAnnotations::new().idempotent(true));
-        assert_eq!(advertised(&t), Some(ToolAnnotations::new().idempotent(true)));
+        assert_eq!(
+            advertised(&t),
+            Some(ToolAnnotations::new().idempotent(true))
+        );
         assert_eq!(advertised(&tool("plain")), None);
     }
 
     #[test]
     fn agent_tool_is_read_only_only_when_every_tool_is() {
         let mut set = ToolSet::new();
-        assert_eq!(agent_tool_annotations(Some(&set)), ToolAnnotations::read_only_tool());
+        assert_eq!(
+            agent_tool_annotations(Some(&set)),
+            ToolAnnotations::read_only_tool()
+        );
         set.insert(Arc::new(tool("a").read_only())).unwrap();
-        assert_eq!(agent_tool_annotations(Some(&set)), ToolAnnotations::read_only_tool());
-        set.insert(Arc::new(tool("b").annotations(ToolAnnotations::new().destructive(false))))
-            .unwrap();
+        assert_eq!(
+            agent_tool_annotations(Some(&set)),
+            ToolAnnotations::read_only_tool()
+        );
+        set.insert(Arc::new(
+            tool("b").annotations(ToolAnnotations::new().destructive(false)),
+        ))
+        .unwrap();
         let a = agent_tool_annotations(Some(&set));
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(false)));
-        set.insert(Arc::new(tool("c").needs_approval(true))).unwrap();
+        set.insert(Arc::new(tool("c").needs_approval(true)))
+            .unwrap();
         let a = agent_tool_annotations(Some(&set));
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(true)));
         assert_eq!(agent_tool_annotations(None).read_only, Some(false));

@@ -48,22 +48,39 @@ impl CancelRegistry {
     ) -> Registration {
         let serial = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let key = (principal.0.clone(), request_id);
-        let mut calls = self.inner.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut calls = self
+            .inner
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         calls.entry(key.clone()).or_default().push((serial, token));
-        Registration { inner: self.inner.clone(), key, serial }
+        Registration {
+            inner: self.inner.clone(),
+            key,
+            serial,
+        }
     }
 
     /// Cancels the one in-flight call `principal` made with `request_id`;
     /// returns whether one was cancelled.
     pub(crate) fn cancel(&self, principal: &Principal, request_id: String) -> bool {
-        let calls = self.inner.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        match calls.get(&(principal.0.clone(), request_id)).map(Vec::as_slice) {
+        let calls = self
+            .inner
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match calls
+            .get(&(principal.0.clone(), request_id))
+            .map(Vec::as_slice)
+        {
             Some([(_, token)]) => {
                 token.cancel();
                 true
             }
             Some(more) if more.len() > 1 => {
-                tracing::debug!("ambiguous cancel notification (several calls share the id); ignored");
+                tracing::debug!(
+                    "ambiguous cancel notification (several calls share the id); ignored"
+                );
                 false
             }
             _ => false,
@@ -73,7 +90,11 @@ impl CancelRegistry {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let mut calls = self.inner.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut calls = self
+            .inner
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(list) = calls.get_mut(&self.key) {
             list.retain(|(s, _)| *s != self.serial);
             if list.is_empty() {
@@ -130,8 +151,12 @@ mod tests {
     fn finds_the_request_id_of_a_cancel_notification() {
         let body = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#;
         assert_eq!(cancelled_request_id(body), Some("7".into()));
-        let body = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1"}}"#;
+        let body =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1"}}"#;
         assert_eq!(cancelled_request_id(body), Some("r-1".into()));
-        assert_eq!(cancelled_request_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
+        assert_eq!(
+            cancelled_request_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
     }
 }

@@ -51,7 +51,9 @@ impl McpServerHandle {
     }
 
     async fn join(&mut self) -> Result<(), ServeError> {
-        let Some(task) = self.task.take() else { return Ok(()) };
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
         match task.await {
             Ok(r) => r,
             Err(e) => Err(ServeError::Internal(e.to_string())),
@@ -95,7 +97,12 @@ pub(crate) fn spawn_stdio(server: LoushoServer, shutdown: CancellationToken) -> 
         }
         result
     });
-    McpServerHandle { local_addr: None, path: None, shutdown, task: Some(task) }
+    McpServerHandle {
+        local_addr: None,
+        path: None,
+        shutdown,
+        task: Some(task),
+    }
 }
 
 /// Serves HTTP until `shutdown`.
@@ -108,7 +115,8 @@ pub(crate) fn spawn_http(
 ) -> McpServerHandle {
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
-        let serve = axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
+        let serve =
+            axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
         let mut serve = std::pin::pin!(serve.into_future());
         tokio::select! {
             r = &mut serve => r.map_err(ServeError::Io),
@@ -118,5 +126,10 @@ pub(crate) fn spawn_http(
             }
         }
     });
-    McpServerHandle { local_addr: Some(bound), path: Some(path), shutdown, task: Some(task) }
+    McpServerHandle {
+        local_addr: Some(bound),
+        path: Some(path),
+        shutdown,
+        task: Some(task),
+    }
 }

@@ -66,7 +66,10 @@ impl LoushoServer {
         let agent_tool_name = agent_tool.name.to_string();
         list.push(agent_tool);
         list.extend(direct_listed);
-        let by_name = list.iter().map(|t| (t.name.to_string(), t.clone())).collect();
+        let by_name = list
+            .iter()
+            .map(|t| (t.name.to_string(), t.clone()))
+            .collect();
         let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(server_name, env!("CARGO_PKG_VERSION")))
             .with_instructions(description);
@@ -115,9 +118,16 @@ impl ServerHandler for LoushoServer {
             .extensions
             .get::<axum::http::request::Parts>()
             .and_then(|p| p.extensions.get::<Principal>())
-            .map(|p| inner.cancels.register(p, cx.id.to_string(), request_cancel.clone()));
+            .map(|p| {
+                inner
+                    .cancels
+                    .register(p, cx.id.to_string(), request_cancel.clone())
+            });
         if request.name == inner.agent_tool {
-            let progress = cx.meta.get_progress_token().map(|t| Progress::new(cx.peer.clone(), t));
+            let progress = cx
+                .meta
+                .get_progress_token()
+                .map(|t| Progress::new(cx.peer.clone(), t));
             return match agent_tool::call(
                 &inner.agent,
                 request.arguments,
@@ -128,19 +138,26 @@ impl ServerHandler for LoushoServer {
             .await
             {
                 Outcome::Result(r) => Ok(r.into()),
-                Outcome::Cancelled => Err(ErrorData::internal_error("the call was cancelled", None)),
+                Outcome::Cancelled => {
+                    Err(ErrorData::internal_error("the call was cancelled", None))
+                }
             };
         }
         if !inner.direct.contains(&request.name) {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`; call tools/list for the tools this server has", request.name),
+                format!(
+                    "unknown tool `{}`; call tools/list for the tools this server has",
+                    request.name
+                ),
                 None,
             ));
         }
         let call = ToolCall {
             id: cx.id.to_string(),
             name: request.name.to_string(),
-            arguments: request.arguments.map_or_else(|| Value::Object(Default::default()), Value::Object),
+            arguments: request
+                .arguments
+                .map_or_else(|| Value::Object(Default::default()), Value::Object),
         };
         let ctx = ToolContext::new(call.id.clone()).with_cancel(run_cancel.clone());
         tokio::select! {

@@ -24,11 +24,17 @@ pub(crate) async fn bind(opts: &HttpOptions) -> Result<TcpListener, ServeError> 
     }
     let host = opts.host.trim_start_matches('[').trim_end_matches(']');
     let addr = format!("{}:{}", bracket(host), opts.port);
-    TcpListener::bind(&addr).await.map_err(|source| ServeError::Bind { addr, source })
+    TcpListener::bind(&addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
 }
 
 fn bracket(host: &str) -> String {
-    if host.contains(':') { format!("[{host}]") } else { host.to_owned() }
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
 }
 
 /// Whether a bind host only listens on this machine.
@@ -47,8 +53,12 @@ pub(crate) fn router(
     bound: SocketAddr,
     shutdown: &CancellationToken,
 ) -> axum::Router {
-    let mut hosts: Vec<String> =
-        vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), "[::1]".into()];
+    let mut hosts: Vec<String> = vec![
+        "localhost".into(),
+        "127.0.0.1".into(),
+        "::1".into(),
+        "[::1]".into(),
+    ];
     let host = opts.host.trim_start_matches('[').trim_end_matches(']');
     if !is_loopback(host) {
         hosts.push(host.to_owned());
@@ -75,7 +85,10 @@ pub(crate) fn router(
     let app = axum::Router::new()
         .route_service(&opts.path, service)
         .layer(middleware::from_fn_with_state(
-            Screen { cancels, max_body_bytes: opts.max_body_bytes },
+            Screen {
+                cancels,
+                max_body_bytes: opts.max_body_bytes,
+            },
             screen_posts,
         ));
     match auth {
@@ -122,7 +135,8 @@ async fn screen_posts(State(screen): State<Screen>, req: Request, next: Next) ->
         Envelope::Bad(response) => return response,
     }
     parts.extensions.insert(principal);
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 /// What the POST middleware needs.
@@ -153,15 +167,29 @@ fn check_envelope(body: &[u8]) -> Envelope {
         Ok(e) => e,
         Err(e) if e.is_data() => {
             // Valid JSON of the wrong shape (an array, a string, …).
-            return Envelope::Bad(jsonrpc_error(None, -32600, "Invalid Request: send one JSON-RPC 2.0 message object"));
+            return Envelope::Bad(jsonrpc_error(
+                None,
+                -32600,
+                "Invalid Request: send one JSON-RPC 2.0 message object",
+            ));
         }
-        Err(_) => return Envelope::Bad(jsonrpc_error(None, -32700, "Parse error: the body is not valid JSON")),
+        Err(_) => {
+            return Envelope::Bad(jsonrpc_error(
+                None,
+                -32700,
+                "Parse error: the body is not valid JSON",
+            ));
+        }
     };
     let id = parsed.id.filter(|v| v.is_string() || v.is_number());
     if parsed.jsonrpc.as_deref() != Some("2.0")
         || (parsed.method.is_none() && parsed.result.is_none() && parsed.error.is_none())
     {
-        return Envelope::Bad(jsonrpc_error(id, -32600, "Invalid Request: not a JSON-RPC 2.0 message"));
+        return Envelope::Bad(jsonrpc_error(
+            id,
+            -32600,
+            "Invalid Request: not a JSON-RPC 2.0 message",
+        ));
     }
     if parsed.method.as_deref() == Some("notifications/cancelled") {
         if let Some(id) = cancelled_request_id(body) {
@@ -182,12 +210,16 @@ fn jsonrpc_error(id: Option<serde_json::Value>, code: i64, message: &str) -> Res
 
 /// Rejects requests without the right `Authorization: Bearer` header.
 async fn require_bearer(State(expected): State<Arc<[u8]>>, req: Request, next: Next) -> Response {
-    let given = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
     if given.is_some_and(|g| constant_time_eq(g, &expected)) {
         return next.run(req).await;
     }
     let mut res = (StatusCode::UNAUTHORIZED, "missing or invalid bearer token").into_response();
-    res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     res
 }
 

@@ -14,8 +14,18 @@ use crate::tool::MAX_TOOL_NAME_LEN;
 pub fn sanitize_tool_name(server_name: &str) -> String {
     let name: String = server_name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(MAX_TOOL_NAME_LEN)
         .collect();
-    if name.is_empty() { "agent".to_owned() } else { name }
+    if name.is_empty() {
+        "agent".to_owned()
+    } else {
+        name
+    }
 }

@@ -45,7 +45,14 @@ impl fmt::Debug for ServeOptions {
             .field("name", &self.name)
             .field("description", &self.description)
             .field("tool_name", &self.tool_name)
-            .field("tools", &self.tools.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.spec().name.clone())
+                    .collect::<Vec<_>>(),
+            )
             .field("transport", &self.transport)
             .field("auth", &self.auth)
             .field("allow_approval_tools", &self.allow_approval_tools)

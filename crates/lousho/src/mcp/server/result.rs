@@ -26,11 +26,19 @@ fn to_block(content: Content) -> ContentBlock {
         Content::Json { value } => ContentBlock::text(value.to_string()),
         Content::Image { data, mime_type } => ContentBlock::image(data, mime_type),
         Content::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
-        Content::Resource { uri, mime_type, text, blob } => {
+        Content::Resource {
+            uri,
+            mime_type,
+            text,
+            blob,
+        } => {
             let contents = match (text, blob) {
-                (None, Some(blob)) => {
-                    ResourceContents::BlobResourceContents { uri, mime_type, blob, meta: None }
-                }
+                (None, Some(blob)) => ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    meta: None,
+                },
                 (text, _) => ResourceContents::TextResourceContents {
                     uri,
                     mime_type,

@@ -26,7 +26,11 @@ enum Kind {
 }
 
 fn kind_of(fd: &OwnedFd) -> Kind {
-    let Ok(meta) = fd.try_clone().map(std::fs::File::from).and_then(|f| f.metadata()) else {
+    let Ok(meta) = fd
+        .try_clone()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+    else {
         return Kind::Other;
     };
     let t = meta.file_type();
@@ -130,7 +134,10 @@ impl AsyncWrite for BatchWriter {
     ) -> Poll<io::Result<usize>> {
         match &self.tx {
             Some(tx) if tx.send(buf.to_vec()).is_ok() => Poll::Ready(Ok(buf.len())),
-            _ => Poll::Ready(Err(io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed"))),
+            _ => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stdout is closed",
+            ))),
         }
     }
 

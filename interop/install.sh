@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # Installs the pinned third-party peers the interop tests talk to, into ignored
-# folders under interop/. Idempotent; safe to run on every test run.
+# folders under interop/. Idempotent; fast when everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")"
-# (Sections are added per peer: npm packages from interop/package.json + lockfile,
-#  Python packages from interop/requirements.txt into interop/.venv.)
 
-# --- MCP client interop peers (issue #5) ---
-# npm: @modelcontextprotocol/server-everything, pinned in package.json + package-lock.json.
-if [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
-   || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm peers: the official TypeScript SDK (client + server) and the reference
+# server-everything, pinned in package.json + package-lock.json.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
+   || [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-# Python: the official SDK (`mcp`, pinned in requirements.txt) in interop/.venv.
+
+# Python peers: the official `mcp` SDK (client, low-level server, MCPServer),
+# pinned in requirements.txt, in interop/.venv.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mcp.server.mcpserver" 2>/dev/null \
-   || [ requirements.txt -nt .venv/.installed ]; then
+if [ ! -f .venv/.requirements.installed ] || ! cmp -s requirements.txt .venv/.requirements.installed; then
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-  touch .venv/.installed
+  cp requirements.txt .venv/.requirements.installed
+fi
+
+# The MCP conformance suite and the Node 22 it needs: interop/conformance/.
+if [ ! -f conformance/node_modules/.package-lock.json ] \
+   || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
+  (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -15,6 +15,7 @@ mod stream;
 pub use builder::AgentBuilder;
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
+pub(crate) use execute::call_one;
 pub use options::SendOptions;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
 pub use session::Session;

@@ -4,6 +4,7 @@ mod builtins_clock;
 mod builtins_fs;
 mod builtins_sandbox;
 mod builtins_todo;
+mod mcp_serve;
 mod models;
 mod permissions;
 mod providers_anthropic;

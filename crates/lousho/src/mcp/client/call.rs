@@ -3,6 +3,7 @@
 //! result the model sees.
 
 use super::connection::Connection;
+use super::oauth::{answer_call_challenge, challenge_of};
 use super::result::to_output;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
@@ -49,26 +50,37 @@ pub(crate) async fn call_remote(
                     "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
                 )));
             };
-            let live = match conn.live_for_call().await {
-                Ok(live) => live,
-                Err(e) => return Ok(ToolOutput::error(e.to_string())),
-            };
-            let timeout = conn.call_timeout();
-            match call_on(live.peer(), tool, arguments, timeout, ctx).await {
-                Ok(out) => Ok(out),
-                Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
-                Err(CallFailure::Service(e)) => {
-                    if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-                        live.mark_broken(&e.to_string());
+            let mut authorizations = 0;
+            loop {
+                let live = match conn.live_for_call().await {
+                    Ok(live) => live,
+                    Err(e) => return Ok(ToolOutput::error(e.to_string())),
+                };
+                let timeout = conn.call_timeout();
+                return match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
+                    Ok(out) => Ok(out),
+                    Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
+                    Err(CallFailure::Service(e)) if conn.oauth().is_some() && challenge_of(&e).is_some() => {
+                        // A 401 after a failed refresh, or a 403 insufficient_scope.
+                        authorizations += 1;
+                        match answer_call_challenge(&conn, server, &e, authorizations).await {
+                            Some(output) => Ok(output),
+                            None => continue,
+                        }
                     }
-                    let mut message =
-                        format!("MCP server `{server}`: tool `{tool}` failed: {}", describe(&e, timeout));
-                    if let Some(note) = live.diagnostics() {
-                        message.push_str("\n");
-                        message.push_str(&note);
+                    Err(CallFailure::Service(e)) => {
+                        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                            live.mark_broken(&e.to_string());
+                        }
+                        let mut message =
+                            format!("MCP server `{server}`: tool `{tool}` failed: {}", describe(&e, timeout));
+                        if let Some(note) = live.diagnostics() {
+                            message.push_str("\n");
+                            message.push_str(&note);
+                        }
+                        Ok(ToolOutput::error(message))
                     }
-                    Ok(ToolOutput::error(message))
-                }
+                };
             }
         }
     }

@@ -8,6 +8,7 @@ pub use client::{
     ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError,
     ServerStatus, ToolNaming, connect_mcp, load_mcp_tools,
 };
+pub use client::oauth;
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for
 /// [`load_mcp_tools`] with a client you connected yourself. This is the only

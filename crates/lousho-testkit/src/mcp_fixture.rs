@@ -264,14 +264,14 @@ pub async fn run_stdio() {
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
         writeln!(f, "serve {}", std::process::id()).unwrap();
     }
+    if let Ok(msg) = std::env::var("FIXTURE_STDERR") {
+        eprintln!("{msg}");
+    }
     if let Ok(path) = std::env::var("FIXTURE_EXIT_UNLESS") {
         if !std::path::Path::new(&path).exists() {
             eprintln!("fixture: required file {path} is missing");
             std::process::exit(1);
         }
-    }
-    if let Ok(msg) = std::env::var("FIXTURE_STDERR") {
-        eprintln!("{msg}");
     }
     if let Ok(ms) = std::env::var("FIXTURE_SLOW_START_MS") {
         tokio::time::sleep(Duration::from_millis(ms.parse().unwrap_or(0))).await;

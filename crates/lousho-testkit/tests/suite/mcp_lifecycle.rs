@@ -18,7 +18,7 @@ async fn concurrent_sends_share_one_connect() {
     let dir = scratch("share");
     let log = dir.join("spawns");
     let agent = Agent::builder()
-        .model(echo_then_done())
+        .model(lousho::TestModel::new().call_tools(["fx__echo"]))
         .mcp_server("fx", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()).env("FIXTURE_SLOW_START_MS", "300"))
         .build()
         .unwrap();
@@ -28,7 +28,8 @@ async fn concurrent_sends_share_one_connect() {
     });
     for reply in futures::future::join_all(sends).await {
         let reply = reply.unwrap();
-        assert_eq!(reply.tool_calls[0].output.to_model_text(), "hi");
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert!(!reply.tool_calls[0].output.is_error, "{:?}", reply.tool_calls);
     }
     assert_eq!(logged_pids(&log, "serve").len(), 1, "one spawn for five concurrent sends");
     agent.close().await;

@@ -85,3 +85,4 @@ async fn dropping_a_client_without_close_still_kills_the_group() {
     assert_eq!(all.len(), 3);
     assert!(settle(&all).await.is_empty(), "processes left after drop");
 }
+

@@ -7,7 +7,7 @@ use serde_json::json;
 use std::time::Duration;
 
 #[tokio::test]
-async fn tools_are_named_server__tool_with_both_segments_normalised() {
+async fn tools_are_named_server_then_tool_with_both_segments_normalised() {
     let mcp = connect_mcp([("my server.v2", fixture("serve"))], ConnectOptions::default()).await.unwrap();
     let tools = mcp.tools();
     assert!(tools.contains("my_server_v2__fetch_url"), "{tools:?}");

@@ -3,7 +3,8 @@
 //! result the model sees.
 
 use super::connection::Connection;
-use super::oauth::{answer_call_challenge, challenge_of};
+use super::error::McpError;
+use super::oauth::{MAX_AUTHORIZATIONS, answer_call_challenge, challenge_of};
 use super::result::to_output;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
@@ -50,40 +51,73 @@ pub(crate) async fn call_remote(
                     "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
                 )));
             };
-            let mut authorizations = 0;
-            loop {
-                let live = match conn.live_for_call().await {
-                    Ok(live) => live,
-                    Err(e) => return Ok(ToolOutput::error(e.to_string())),
-                };
-                let timeout = conn.call_timeout();
-                return match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
-                    Ok(out) => Ok(out),
-                    Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
-                    Err(CallFailure::Service(e)) if conn.oauth().is_some() && challenge_of(&e).is_some() => {
-                        // A 401 after a failed refresh, or a 403 insufficient_scope.
-                        authorizations += 1;
-                        match answer_call_challenge(&conn, server, &e, authorizations).await {
-                            Some(output) => Ok(output),
-                            None => continue,
-                        }
+            let live = match conn.live_for_call().await {
+                Ok(live) => live,
+                Err(e) => return Ok(ToolOutput::error(e.to_string())),
+            };
+            let timeout = conn.call_timeout();
+            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
+                Ok(out) => {
+                    // A tool that changed the server's tool list: let the new
+                    // list land before the model's next turn.
+                    live.wait_for_tool_refresh().await;
+                    Ok(out)
+                }
+                Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
+                Err(CallFailure::Service(e)) if conn.oauth().is_some() && challenge_of(&e).is_some() => {
+                    retry_after_challenge(&conn, server, tool, arguments, ctx, e).await
+                }
+                Err(CallFailure::Service(e)) => {
+                    if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                        live.mark_broken(&e.to_string());
                     }
-                    Err(CallFailure::Service(e)) => {
-                        if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-                            live.mark_broken(&e.to_string());
-                        }
-                        let mut message =
-                            format!("MCP server `{server}`: tool `{tool}` failed: {}", describe(&e, timeout));
-                        if let Some(note) = live.diagnostics() {
-                            message.push_str("\n");
-                            message.push_str(&note);
-                        }
-                        Ok(ToolOutput::error(message))
+                    let mut message =
+                        format!("MCP server `{server}`: tool `{tool}` failed: {}", describe(&e, timeout));
+                    if let Some(note) = live.diagnostics() {
+                        message.push_str("\n");
+                        message.push_str(&note);
                     }
-                };
+                    Ok(ToolOutput::error(message))
+                }
             }
         }
     }
+}
+
+/// A call of an `oauth` server hit a 401 (refresh failed) or a 403
+/// `insufficient_scope`: sign in or step up when possible (at most
+/// [`MAX_AUTHORIZATIONS`] times) and call again; otherwise an error result
+/// telling the operator to sign in (the status becomes `NeedsAuth`).
+async fn retry_after_challenge(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    ctx: &ToolContext,
+    mut error: ServiceError,
+) -> Result<ToolOutput, ToolError> {
+    for attempt in 1..=MAX_AUTHORIZATIONS + 1 {
+        if let Some(output) = answer_call_challenge(conn, server, &error, attempt).await {
+            return Ok(output);
+        }
+        let live = match conn.live_for_call().await {
+            Ok(live) => live,
+            Err(e) => return Ok(ToolOutput::error(e.to_string())),
+        };
+        let timeout = conn.call_timeout();
+        match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
+            Ok(out) => return Ok(out),
+            Err(CallFailure::Cancelled) => return Err(ToolError::Cancelled),
+            Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
+            Err(CallFailure::Service(e)) => {
+                return Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {}",
+                    describe(&e, timeout)
+                )));
+            }
+        }
+    }
+    Ok(ToolOutput::error(McpError::NeedsAuth { server: server.to_owned() }.to_string()))
 }
 
 enum CallFailure {
@@ -103,6 +137,21 @@ fn describe(e: &ServiceError, timeout: Duration) -> String {
         ServiceError::UnexpectedResponse => {
             "the server answered with something other than a tool result (input requests and tasks are not supported)".to_owned()
         }
+        ServiceError::TransportSend(t) => error_chain(t.error.as_ref()),
+        other => error_chain(other),
+    }
+}
+
+/// A handshake error in words: the legacy fallback's reason when both eras
+/// failed, transport errors without rmcp's type names.
+pub(crate) fn describe_init(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::LegacyFallbackFailed { fallback, .. } => describe_init(fallback),
+        E::TransportError { error, context } => {
+            format!("{} (while trying to {context})", error_chain(error.error.as_ref()))
+        }
+        E::ConnectionClosed(context) => format!("the connection closed while waiting for the {context}"),
         other => error_chain(other),
     }
 }

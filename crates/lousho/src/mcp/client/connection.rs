@@ -1,7 +1,7 @@
 //! One server's lifecycle: idle → connecting (one shared in-flight attempt)
 //! → connected → (closed | dropped | failed) → connecting again on demand.
 
-use super::call::{CallTarget, error_chain};
+use super::call::{CallTarget, describe_init, error_chain};
 use super::config::{McpServer, McpTransport};
 use super::oauth::{OAuthLink, serve_oauth};
 use super::error::McpError;
@@ -297,12 +297,12 @@ impl Connection {
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {
-                        let exited = process.has_exited();
-                        let mut message = error_chain(&e);
-                        if exited {
-                            message.push_str(" (the server process exited)");
-                        }
-                        Some(message)
+                        // Let a dying server finish exiting so we can say so.
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Some(match process.exit_status() {
+                            Some(status) => format!("the server process exited ({status}) before the handshake finished"),
+                            None => describe_init(&e),
+                        })
                     }
                     Err(_) => None,
                 };
@@ -336,7 +336,7 @@ impl Connection {
                 match served {
                     Ok(Ok(service)) => Live::new(service, handler, None, None),
                     Ok(Err(e)) => {
-                        let message = error_chain(&e);
+                        let message = describe_init(&e);
                         return Err(McpError::Http {
                             server: self.name.clone(),
                             url,
@@ -417,6 +417,8 @@ impl Connection {
             return;
         }
         let changed = live.handler.tools_changed.clone();
+        let seen = live.handler.changes_seen.clone();
+        let applied = live.refreshed.clone();
         let modern = live
             .peer()
             .peer_info()
@@ -426,8 +428,10 @@ impl Connection {
             match live.peer().listen(filter).await {
                 Ok(mut sub) => {
                     let signal = changed.clone();
+                    let seen = seen.clone();
                     live.add_task(tokio::spawn(async move {
                         while let Ok(Some(_)) = sub.next().await {
+                            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                             signal.notify_one();
                         }
                     }));
@@ -440,8 +444,12 @@ impl Connection {
         live.add_task(tokio::spawn(async move {
             loop {
                 changed.notified().await;
+                let target = seen.load(std::sync::atomic::Ordering::SeqCst);
                 let Some(conn) = this.upgrade() else { return };
-                match peer.list_all_tools().await {
+                let listed = peer.list_all_tools().await;
+                // Mark it handled even when listing failed: nobody waits forever.
+                let _ = applied.send_replace(target);
+                match listed {
                     Ok(remote) => match conn.build_tools(&remote) {
                         Ok(tools) => {
                             tracing::debug!(server = %conn.name, count = tools.len(), "MCP tools changed");

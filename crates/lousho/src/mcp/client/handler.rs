@@ -5,6 +5,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RoleClient};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Notify;
 
 /// The client side of one connection.
@@ -12,11 +13,13 @@ use tokio::sync::Notify;
 pub(crate) struct Handler {
     /// Fires when the server says its tool list changed.
     pub(crate) tools_changed: Arc<Notify>,
+    /// How many list-changed notifications arrived.
+    pub(crate) changes_seen: Arc<AtomicU64>,
 }
 
 impl Handler {
     pub(crate) fn new() -> Self {
-        Self { tools_changed: Arc::new(Notify::new()) }
+        Self { tools_changed: Arc::new(Notify::new()), changes_seen: Arc::new(AtomicU64::new(0)) }
     }
 }
 
@@ -29,6 +32,7 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changes_seen.fetch_add(1, Ordering::SeqCst);
         self.tools_changed.notify_one();
     }
 }

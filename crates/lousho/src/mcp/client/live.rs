@@ -6,13 +6,15 @@ use super::process::StdioProcess;
 use super::stderr::StderrBuffer;
 use super::stdout_watch::StdoutNoise;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::PoisonError;
 use std::time::Duration;
 
 /// How long closing the protocol session may take before we move on to
 /// stopping the process.
 const SESSION_CLOSE_LIMIT: Duration = Duration::from_secs(2);
+/// How long a call waits for a tool-list refresh its server announced.
+const REFRESH_WAIT: Duration = Duration::from_secs(2);
 
 pub(crate) struct Live {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -23,6 +25,8 @@ pub(crate) struct Live {
     pub(crate) stderr: Option<StderrBuffer>,
     pub(crate) noise: Option<StdoutNoise>,
     pub(crate) handler: Handler,
+    /// The count of list-changed notifications whose refresh is done.
+    pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Live {
@@ -43,6 +47,7 @@ impl Live {
             stderr,
             noise,
             handler,
+            refreshed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
     }
 
@@ -75,6 +80,16 @@ impl Live {
         None
     }
 
+    /// Waits (briefly) until every tool-list change announced so far is applied.
+    pub(crate) async fn wait_for_tool_refresh(&self) {
+        let target = self.handler.changes_seen.load(std::sync::atomic::Ordering::SeqCst);
+        if *self.refreshed.borrow() >= target {
+            return;
+        }
+        let mut rx = self.refreshed.subscribe();
+        let _ = tokio::time::timeout(REFRESH_WAIT, rx.wait_for(|applied| *applied >= target)).await;
+    }
+
     /// Stderr tail and stdout noise, for error messages.
     pub(crate) fn diagnostics(&self) -> Option<String> {
         let mut parts = Vec::new();
@@ -89,9 +104,15 @@ impl Live {
 
     /// Ends the session, stops the process group and reaps it. Idempotent.
     pub(crate) async fn shutdown(&self) {
-        for task in self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+        let tasks: Vec<_> = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
+        for task in tasks {
             task.abort();
+            // Dropping a listen subscription sends its cancellation; make
+            // sure that happened before the session closes, or an rmcp server
+            // waits for the subscription handler before exiting.
+            let _ = task.await;
         }
+        tokio::task::yield_now().await;
         let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(service) = service {
             // Closing the session closes the child's stdin (stdio) or ends the

@@ -37,7 +37,7 @@ pub use loopback::LOGIN_TIMEOUT;
 pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore, TokenStoreError};
 
 pub(crate) use glue::{answer_call_challenge, serve_oauth};
-pub(crate) use link::{OAuthLink, challenge_of};
+pub(crate) use link::{MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
 
 use crate::mcp::client::config::McpServer;
 use std::sync::Arc;

@@ -69,12 +69,9 @@ impl StdioProcess {
         self.stderr.clone()
     }
 
-    /// Whether the leader has exited (reaping it if so).
-    pub(crate) fn has_exited(&mut self) -> bool {
-        match &mut self.child {
-            Some(child) => !matches!(child.try_wait(), Ok(None)),
-            None => true,
-        }
+    /// The leader's exit status once it has exited (reaping it).
+    pub(crate) fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// Stops the whole group: the caller has closed stdin already; waits a

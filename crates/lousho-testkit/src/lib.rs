@@ -4,4 +4,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod mcp_fixture;
+pub mod oauth_fixture;
 pub mod tools;

@@ -7,3 +7,4 @@ mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_processes;
 mod mcp_tools;
+mod mcp_oauth;

@@ -25,6 +25,8 @@ pub struct AgentBuilder {
     settings: ModelSettings,
     #[cfg(feature = "mcp")]
     mcp_servers: crate::mcp::McpServers,
+    #[cfg(feature = "mcp")]
+    mcp_tokens: Option<Arc<dyn crate::mcp::oauth::TokenStore>>,
 }
 
 impl AgentBuilder {
@@ -93,6 +95,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The token store of MCP servers with `oauth` (see
+    /// [`oauth`](crate::mcp::oauth)); required when any of them has `oauth`.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_tokens(mut self, tokens: Arc<dyn crate::mcp::oauth::TokenStore>) -> Self {
+        self.mcp_tokens = Some(tokens);
+        self
+    }
+
     /// The most model turns one run may take (default 20).
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = Some(max_turns);
@@ -132,7 +142,11 @@ impl AgentBuilder {
         let mut sources = self.sources;
         #[cfg(feature = "mcp")]
         if !self.mcp_servers.is_empty() {
-            let client = crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            let mut options = crate::mcp::ConnectOptions::default();
+            if let Some(tokens) = self.mcp_tokens {
+                options = options.tokens(tokens);
+            }
+            let client = crate::mcp::McpClient::new(self.mcp_servers, options);
             sources.push(Arc::new(client));
         }
         Ok(Agent {

@@ -80,7 +80,10 @@ struct Shared {
 impl Shared {
     fn fresh(&self, prefix: &str) -> String {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
         let token = format!("{prefix}-{n}-{nanos:x}");
         self.log.issued.lock().unwrap().push(token.clone());
         token
@@ -90,7 +93,8 @@ impl Shared {
         let access = self.fresh("secret-at");
         let refresh = self.fresh("secret-rt");
         let mut st = self.state.lock().unwrap();
-        st.access.insert(access.clone(), Instant::now() + self.token_lifetime);
+        st.access
+            .insert(access.clone(), Instant::now() + self.token_lifetime);
         st.refresh.insert(refresh.clone(), ());
         json!({"access_token": access, "token_type": "Bearer",
                "expires_in": self.token_lifetime.as_secs(), "refresh_token": refresh})
@@ -99,14 +103,19 @@ impl Shared {
 
 fn pairs(raw: &str) -> BTreeMap<String, String> {
     reqwest::Url::parse(&format!("http://x/?{raw}"))
-        .map(|u| u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+        .map(|u| {
+            u.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn s256(verifier: &str) -> String {
     use base64::Engine as _;
     use sha2::Digest as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()))
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()))
 }
 
 fn oauth_error(code: &str) -> Response {
@@ -117,7 +126,9 @@ fn oauth_error(code: &str) -> Response {
 /// response says so in `expires_in`).
 pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let ct = tokio_util::sync::CancellationToken::new();
@@ -165,7 +176,9 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
     let prm = move || {
         let s = s.clone();
         async move {
-            axum::Json(json!({"resource": format!("{}/mcp", s.base), "authorization_servers": [s.base]}))
+            axum::Json(
+                json!({"resource": format!("{}/mcp", s.base), "authorization_servers": [s.base]}),
+            )
         }
     };
     let s = shared.clone();
@@ -191,7 +204,12 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         async move {
             s.log.registrations.fetch_add(1, Ordering::Relaxed);
             let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (StatusCode::CREATED, axum::Json(json!({"client_id": "fixture-client", "redirect_uris": req["redirect_uris"]})))
+            (
+                StatusCode::CREATED,
+                axum::Json(
+                    json!({"client_id": "fixture-client", "redirect_uris": req["redirect_uris"]}),
+                ),
+            )
         }
     };
     let s = shared.clone();
@@ -200,7 +218,11 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         async move {
             s.log.authorizations.fetch_add(1, Ordering::Relaxed);
             let q = pairs(uri.query().unwrap_or_default());
-            s.log.resources.lock().unwrap().push(q.get("resource").cloned().unwrap_or_default());
+            s.log
+                .resources
+                .lock()
+                .unwrap()
+                .push(q.get("resource").cloned().unwrap_or_default());
             if q.get("code_challenge_method").map(String::as_str) != Some("S256")
                 || q.get("resource") != Some(&format!("{}/mcp", s.base))
             {
@@ -208,13 +230,17 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
             }
             let code = s.fresh("code");
             let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
-            s.state
-                .lock()
-                .unwrap()
-                .codes
-                .insert(code.clone(), (q.get("code_challenge").cloned().unwrap_or_default(), redirect.clone()));
+            s.state.lock().unwrap().codes.insert(
+                code.clone(),
+                (
+                    q.get("code_challenge").cloned().unwrap_or_default(),
+                    redirect.clone(),
+                ),
+            );
             let mut to = reqwest::Url::parse(&redirect).unwrap();
-            to.query_pairs_mut().append_pair("code", &code).append_pair("state", q.get("state").map_or("", |v| v));
+            to.query_pairs_mut()
+                .append_pair("code", &code)
+                .append_pair("state", q.get("state").map_or("", |v| v));
             (StatusCode::FOUND, [(header::LOCATION, to.to_string())]).into_response()
         }
     };
@@ -223,14 +249,25 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         let s = s.clone();
         async move {
             let f = pairs(&String::from_utf8_lossy(&body));
-            s.log.resources.lock().unwrap().push(f.get("resource").cloned().unwrap_or_default());
+            s.log
+                .resources
+                .lock()
+                .unwrap()
+                .push(f.get("resource").cloned().unwrap_or_default());
             if f.get("resource") != Some(&format!("{}/mcp", s.base)) {
                 return oauth_error("invalid_target");
             }
             match f.get("grant_type").map(String::as_str) {
                 Some("authorization_code") => {
-                    let entry = s.state.lock().unwrap().codes.remove(f.get("code").map_or("", |v| v));
-                    let Some((challenge, redirect)) = entry else { return oauth_error("invalid_grant") };
+                    let entry = s
+                        .state
+                        .lock()
+                        .unwrap()
+                        .codes
+                        .remove(f.get("code").map_or("", |v| v));
+                    let Some((challenge, redirect)) = entry else {
+                        return oauth_error("invalid_grant");
+                    };
                     let verifier = f.get("code_verifier").cloned().unwrap_or_default();
                     if s256(&verifier) != challenge || f.get("redirect_uri") != Some(&redirect) {
                         return oauth_error("invalid_grant");
@@ -260,7 +297,9 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         .merge(mcp);
     let stop = ct.clone();
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
     });
     OAuthFixture {
         url: format!("{base}/mcp"),
@@ -276,14 +315,24 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
 pub fn approve_in_background(authorization_url: &str) {
     let url = authorization_url.to_owned();
     tokio::spawn(async move {
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
         let response = http.get(&url).send().await.unwrap();
-        let location = response.headers()[header::LOCATION.as_str()].to_str().unwrap().to_owned();
+        let location = response.headers()[header::LOCATION.as_str()]
+            .to_str()
+            .unwrap()
+            .to_owned();
         let _ = http.get(location).send().await;
     });
 }
 
 /// A free loopback port for a redirect URI.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

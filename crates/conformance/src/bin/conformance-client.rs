@@ -9,9 +9,9 @@
 //! own 20 s deadline.
 
 use async_trait::async_trait;
+use lousho::mcp::client::OAuthSettings;
 use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
 use lousho::mcp::{ConnectOptions, McpServer, ServerStatus, connect_mcp};
-use lousho::mcp::client::OAuthSettings;
 use lousho::tool::ToolContext;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -42,9 +42,18 @@ impl Authorizer for Headless {
             .headers()
             .get(reqwest::header::LOCATION)
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| OAuthError::Callback(format!("no redirect from the authorization endpoint ({})", response.status())))?;
-        let base = reqwest::Url::parse(authorization_url).map_err(|e| OAuthError::Callback(e.to_string()))?;
-        Ok(base.join(location).map_err(|e| OAuthError::Callback(e.to_string()))?.to_string())
+            .ok_or_else(|| {
+                OAuthError::Callback(format!(
+                    "no redirect from the authorization endpoint ({})",
+                    response.status()
+                ))
+            })?;
+        let base = reqwest::Url::parse(authorization_url)
+            .map_err(|e| OAuthError::Callback(e.to_string()))?;
+        Ok(base
+            .join(location)
+            .map_err(|e| OAuthError::Callback(e.to_string()))?
+            .to_string())
     }
 }
 
@@ -52,7 +61,8 @@ async fn run(url: String, scenario: String, context: Value) -> Result<(), String
     let mut entry = McpServer::http(url);
     let mut options = ConnectOptions::default();
     if scenario.starts_with("auth/") {
-        let mut settings = OAuthSettings::new(REDIRECT_URI).client_metadata_url(CLIENT_METADATA_URL);
+        let mut settings =
+            OAuthSettings::new(REDIRECT_URI).client_metadata_url(CLIENT_METADATA_URL);
         if let Some(id) = context.get("client_id").and_then(Value::as_str) {
             settings = settings.client_id(id);
         }
@@ -64,9 +74,13 @@ async fn run(url: String, scenario: String, context: Value) -> Result<(), String
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| e.to_string())?;
-        options = options.tokens(Arc::new(MemoryTokenStore::new())).authorizer(Arc::new(Headless { http }));
+        options = options
+            .tokens(Arc::new(MemoryTokenStore::new()))
+            .authorizer(Arc::new(Headless { http }));
     }
-    let mcp = connect_mcp([("s", entry)], options).await.map_err(|e| e.to_string())?;
+    let mcp = connect_mcp([("s", entry)], options)
+        .await
+        .map_err(|e| e.to_string())?;
     let status = mcp.status();
     if status.get("s") != Some(&ServerStatus::Connected) {
         mcp.close().await;
@@ -76,8 +90,12 @@ async fn run(url: String, scenario: String, context: Value) -> Result<(), String
     let call = match scenario.as_str() {
         "tools_call" => Some(("s__add_numbers", json!({"a": 5, "b": 3}))),
         "sse-retry" => Some(("s__test_reconnection", json!({}))),
-        "elicitation-sep1034-client-defaults" => Some(("s__test_client_elicitation_defaults", json!({}))),
-        s if s.starts_with("auth/") && tools.get("s__test-tool").is_some() => Some(("s__test-tool", json!({}))),
+        "elicitation-sep1034-client-defaults" => {
+            Some(("s__test_client_elicitation_defaults", json!({})))
+        }
+        s if s.starts_with("auth/") && tools.get("s__test-tool").is_some() => {
+            Some(("s__test-tool", json!({})))
+        }
         _ => None,
     };
     let mut result = Ok(());
@@ -85,7 +103,9 @@ async fn run(url: String, scenario: String, context: Value) -> Result<(), String
         match tools.get(name) {
             None => result = Err(format!("no tool {name}")),
             Some(tool) => match tool.call(args, ToolContext::new("conformance")).await {
-                Ok(out) if out.is_error => result = Err(format!("{name} failed: {}", out.to_model_text())),
+                Ok(out) if out.is_error => {
+                    result = Err(format!("{name} failed: {}", out.to_model_text()))
+                }
                 Ok(_) => {}
                 Err(e) => result = Err(format!("{name} failed: {e}")),
             },
@@ -101,7 +121,7 @@ async fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
         .init();
-    let url = std::env::args().last().unwrap_or_default();
+    let url = std::env::args().next_back().unwrap_or_default();
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()

@@ -99,12 +99,13 @@ impl OAuthLink {
             Some(c) => c.auth_manager.lock().await.get_access_token().await.is_ok(),
             None => false,
         };
-        if signed_in && flow::is_insufficient_scope(challenge, &self.url) {
-            if let Some(client) = &client {
-                let manager = client.auth_manager.lock().await;
-                flow::step_up(&manager, &self.url, challenge, authorizer.as_ref()).await?;
-                return Ok(true);
-            }
+        if let Some(client) = client
+            .as_ref()
+            .filter(|_| signed_in && flow::is_insufficient_scope(challenge, &self.url))
+        {
+            let manager = client.auth_manager.lock().await;
+            flow::step_up(&manager, &self.url, challenge, authorizer.as_ref()).await?;
+            return Ok(true);
         }
         let manager = flow::authorize(
             &self.url,

@@ -4,7 +4,9 @@
 //! `launcher` runs `serve` as a child with inherited stdio (like `npx`);
 //! `sleeper` sleeps (a grandchild that ignores stdin); `garbage` writes
 //! non-MCP text to stdout and never answers; `floor` is a bare newline-JSON
-//! echo (the benchmark floor). Trailing `--tag=…` arguments only mark
+//! echo (the benchmark floor); `http` serves the fixture over stateless
+//! Streamable HTTP and `floor-http` a bare JSON-RPC echo over HTTP (both print
+//! their URL, then serve until stdin closes). Trailing `--tag=…` arguments only mark
 //! processes so tests can count them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -13,17 +15,28 @@ use std::io::{BufRead, Write};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
-    let tags: Vec<String> = std::env::args().skip(1).filter(|a| a.starts_with("--tag")).collect();
-    if mode == "launcher" || mode == "sleeper" {
-        if let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG") {
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-            writeln!(f, "{mode} {}", std::process::id()).unwrap();
-        }
+    let tags: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a.starts_with("--tag"))
+        .collect();
+    if (mode == "launcher" || mode == "sleeper")
+        && let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG")
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        writeln!(f, "{mode} {}", std::process::id()).unwrap();
     }
     match mode.as_str() {
         "launcher" => {
             let exe = std::env::current_exe().unwrap();
-            let status = std::process::Command::new(exe).arg("serve").args(&tags).status().unwrap();
+            let status = std::process::Command::new(exe)
+                .arg("serve")
+                .args(&tags)
+                .status()
+                .unwrap();
             std::process::exit(status.code().unwrap_or(1));
         }
         "sleeper" => loop {
@@ -37,8 +50,29 @@ fn main() {
             for _ in std::io::stdin().lock().lines() {}
         }
         "floor" => floor(),
-        _ => {
+        "http" | "floor-http" => {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let url = if mode == "http" {
+                    let server = lousho_testkit::mcp_fixture::serve_http(true).await;
+                    let url = server.url.clone();
+                    std::mem::forget(server);
+                    url
+                } else {
+                    lousho_testkit::mcp_fixture::serve_floor_http().await
+                };
+                println!("{url}");
+                std::io::stdout().flush().unwrap();
+                // Serve until stdin closes.
+                let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(tokio::io::stdin()));
+                while let Ok(Some(_)) = lines.next_line().await {}
+            });
+        }
+        _ => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(lousho_testkit::mcp_fixture::run_stdio());
         }
     }
@@ -50,7 +84,9 @@ fn floor() {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
         let Some(id) = v.get("id") else { continue };
         let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}});
         writeln!(out, "{reply}").unwrap();

@@ -300,23 +300,55 @@ async fn the_file_store_keeps_servers_apart_and_leaves_no_temporary_files() {
     let path = temp_file("apart");
     let store = FileTokenStore::new(&path);
     let grant = |client: &str| -> oauth::StoredToken {
-        serde_json::from_value(json!({"client_id": client, "token_response": null, "granted_scopes": ["a"]})).unwrap()
+        serde_json::from_value(
+            json!({"client_id": client, "token_response": null, "granted_scopes": ["a"]}),
+        )
+        .unwrap()
     };
-    assert!(store.load("http://a/mcp").await.unwrap().is_none(), "no file yet");
+    assert!(
+        store.load("http://a/mcp").await.unwrap().is_none(),
+        "no file yet"
+    );
     store.save("http://a/mcp", grant("client-a")).await.unwrap();
     store.save("http://b/mcp", grant("client-b")).await.unwrap();
-    assert_eq!(store.load("http://a/mcp").await.unwrap().unwrap().client_id(), "client-a");
-    assert_eq!(store.load("http://b/mcp").await.unwrap().unwrap().client_id(), "client-b");
+    assert_eq!(
+        store
+            .load("http://a/mcp")
+            .await
+            .unwrap()
+            .unwrap()
+            .client_id(),
+        "client-a"
+    );
+    assert_eq!(
+        store
+            .load("http://b/mcp")
+            .await
+            .unwrap()
+            .unwrap()
+            .client_id(),
+        "client-b"
+    );
     store.remove("http://a/mcp").await.unwrap();
     assert!(store.load("http://a/mcp").await.unwrap().is_none());
-    assert_eq!(store.load("http://b/mcp").await.unwrap().unwrap().scopes(), ["a".to_owned()]);
+    assert_eq!(
+        store.load("http://b/mcp").await.unwrap().unwrap().scopes(),
+        ["a".to_owned()]
+    );
     let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, vec!["tokens.json".to_owned()], "only the token file remains");
+    assert_eq!(
+        names,
+        vec!["tokens.json".to_owned()],
+        "only the token file remains"
+    );
     // A file that is not a token file: the error says so and shows no content.
     std::fs::write(&path, "not json: secret-xyz").unwrap();
     let err = store.load("http://b/mcp").await.unwrap_err().to_string();
-    assert!(err.contains("is not a token file") && !err.contains("secret-xyz"), "{err}");
+    assert!(
+        err.contains("is not a token file") && !err.contains("secret-xyz"),
+        "{err}"
+    );
 }

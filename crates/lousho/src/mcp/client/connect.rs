@@ -108,7 +108,9 @@ struct Inner {
 
 impl fmt::Debug for McpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpClient").field("status", &self.status()).finish()
+        f.debug_struct("McpClient")
+            .field("status", &self.status())
+            .finish()
     }
 }
 
@@ -150,12 +152,12 @@ where
             Ok(_) => {}
         }
     }
-    if let Some((_, first)) = failed.first() {
-        if client.inner.options.on_error == OnError::Throw {
-            let first = first.clone();
-            client.close().await;
-            return Err(first);
-        }
+    if let Some((_, first)) = failed.first()
+        && client.inner.options.on_error == OnError::Throw
+    {
+        let first = first.clone();
+        client.close().await;
+        return Err(first);
     }
     let client = if failed.is_empty() {
         client
@@ -167,7 +169,12 @@ where
         for (name, _) in &failed {
             servers.remove(name);
         }
-        McpClient { inner: Arc::new(Inner { servers, options: client.inner.options.clone() }) }
+        McpClient {
+            inner: Arc::new(Inner {
+                servers,
+                options: client.inner.options.clone(),
+            }),
+        }
     };
     if let Err(e) = client.check_names() {
         client.close().await;
@@ -193,7 +200,9 @@ impl McpClient {
                 (name, conn)
             })
             .collect();
-        Self { inner: Arc::new(Inner { servers, options }) }
+        Self {
+            inner: Arc::new(Inner { servers, options }),
+        }
     }
 
     /// Every server's tools, keyed by full name (`<server>__<tool>`).
@@ -218,12 +227,20 @@ impl McpClient {
     }
 
     fn tool_list(&self) -> Vec<Arc<dyn Tool>> {
-        self.inner.servers.values().flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>()).collect()
+        self.inner
+            .servers
+            .values()
+            .flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>())
+            .collect()
     }
 
     /// Each server's state.
     pub fn status(&self) -> BTreeMap<String, ServerStatus> {
-        self.inner.servers.iter().map(|(n, c)| (n.clone(), c.status())).collect()
+        self.inner
+            .servers
+            .iter()
+            .map(|(n, c)| (n.clone(), c.status()))
+            .collect()
     }
 
     /// The servers' names.
@@ -240,7 +257,9 @@ impl McpClient {
         self.inner
             .servers
             .get(server)
-            .ok_or_else(|| McpError::UnknownServer { server: server.to_owned() })
+            .ok_or_else(|| McpError::UnknownServer {
+                server: server.to_owned(),
+            })
     }
 
     /// Connects every server that is not connected, in parallel; the first
@@ -279,7 +298,12 @@ impl McpClient {
 
 fn origin(spec: &crate::tool::ToolSpec) -> (String, String) {
     let mcp = spec.metadata.get("mcp");
-    let get = |k: &str| mcp.and_then(|m| m.get(k)).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let get = |k: &str| {
+        mcp.and_then(|m| m.get(k))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
     (get("server"), get("tool"))
 }
 
@@ -290,7 +314,9 @@ impl ToolSource for McpClient {
     }
 
     async fn ready(&self) -> Result<(), ToolSourceError> {
-        self.connect_all().await.map_err(|e| ToolSourceError::new("mcp", e))
+        self.connect_all()
+            .await
+            .map_err(|e| ToolSourceError::new("mcp", e))
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
@@ -301,4 +327,3 @@ impl ToolSource for McpClient {
         McpClient::close(self).await;
     }
 }
-

@@ -87,7 +87,12 @@ impl Connection {
             entry,
             naming,
             lazy,
-            slot: Mutex::new(Slot { state: State::Idle, generation: 0, closed: false, ever_connected: false }),
+            slot: Mutex::new(Slot {
+                state: State::Idle,
+                generation: 0,
+                closed: false,
+                ever_connected: false,
+            }),
             tools: RwLock::new(Arc::from(Vec::new())),
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
@@ -143,7 +148,10 @@ impl Connection {
 
     /// The tools as last listed (kept across reconnects).
     pub(crate) fn tools(&self) -> Arc<[Arc<dyn Tool>]> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
@@ -182,7 +190,9 @@ impl Connection {
                     let attempt: ConnectFuture = async move {
                         match this.upgrade() {
                             Some(conn) => conn.open().await.map(Arc::new),
-                            None => Err(McpError::UnknownServer { server: String::new() }),
+                            None => Err(McpError::UnknownServer {
+                                server: String::new(),
+                            }),
                         }
                     }
                     .boxed()
@@ -242,10 +252,13 @@ impl Connection {
                 State::Idle if slot.closed => Err("closed".to_owned()),
                 State::Idle | State::Failed(_) | State::NeedsAuth => Ok(()),
             };
-            if let (Err(reason), false) = (&usable, self.lazy) {
-                if slot.ever_connected {
-                    return Err(McpError::Disconnected { server: self.name.clone(), reason: reason.clone() });
-                }
+            if let (Err(reason), false) = (&usable, self.lazy)
+                && slot.ever_connected
+            {
+                return Err(McpError::Disconnected {
+                    server: self.name.clone(),
+                    reason: reason.clone(),
+                });
             }
         }
         self.connect().await
@@ -270,7 +283,8 @@ impl Connection {
     /// Spawns or dials, runs the handshake and lists the tools, all within
     /// the startup timeout.
     async fn open(&self) -> Result<Live, McpError> {
-        self.attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.attempts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let handler = Handler::new();
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
@@ -279,17 +293,22 @@ impl Connection {
         let timeout = self.entry.startup_timeout;
         let live = match &self.entry.transport {
             McpTransport::Stdio(config) => {
-                let (process, stdout, stdin) = StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
-                    server: self.name.clone(),
-                    command: config.command.clone(),
-                    message: e.to_string(),
-                })?;
+                let (process, stdout, stdin) =
+                    StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
+                        server: self.name.clone(),
+                        command: config.command.clone(),
+                        message: e.to_string(),
+                    })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
-                let transport = AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
-                    .with_max_line_length(MAX_STDIO_MESSAGE);
-                let handshake =
-                    tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await;
+                let transport =
+                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
+                        .with_max_line_length(MAX_STDIO_MESSAGE);
+                let handshake = tokio::time::timeout(
+                    timeout,
+                    handler.clone().serve_with_lifecycle(transport, lifecycle),
+                )
+                .await;
                 let mut process = process;
                 let failure = match handshake {
                     Ok(Ok(service)) => {
@@ -300,7 +319,9 @@ impl Connection {
                         // Let a dying server finish exiting so we can say so.
                         tokio::time::sleep(Duration::from_millis(20)).await;
                         Some(match process.exit_status() {
-                            Some(status) => format!("the server process exited ({status}) before the handshake finished"),
+                            Some(status) => format!(
+                                "the server process exited ({status}) before the handshake finished"
+                            ),
                             None => describe_init(&e),
                         })
                     }
@@ -315,8 +336,16 @@ impl Connection {
                     });
                 }
                 return Err(match failure {
-                    Some(message) => McpError::Handshake { server: self.name.clone(), message, stderr: tail },
-                    None => McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: tail },
+                    Some(message) => McpError::Handshake {
+                        server: self.name.clone(),
+                        message,
+                        stderr: tail,
+                    },
+                    None => McpError::StartupTimeout {
+                        server: self.name.clone(),
+                        timeout,
+                        stderr: tail,
+                    },
                 });
             }
             McpTransport::Http(config) => {
@@ -345,7 +374,11 @@ impl Connection {
                         });
                     }
                     Err(_) => {
-                        return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: None });
+                        return Err(McpError::StartupTimeout {
+                            server: self.name.clone(),
+                            timeout,
+                            stderr: None,
+                        });
                     }
                 }
             }
@@ -361,12 +394,19 @@ impl Connection {
             Ok(Err(e)) => {
                 let message = with_diagnostics(error_chain(&e), live.diagnostics());
                 live.shutdown().await;
-                return Err(McpError::ListTools { server: self.name.clone(), message });
+                return Err(McpError::ListTools {
+                    server: self.name.clone(),
+                    message,
+                });
             }
             Err(_) => {
                 let stderr = live.diagnostics();
                 live.shutdown().await;
-                return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr });
+                return Err(McpError::StartupTimeout {
+                    server: self.name.clone(),
+                    timeout,
+                    stderr,
+                });
             }
         };
         match self.build_tools(&remote) {
@@ -411,7 +451,12 @@ impl Connection {
         let wants = live
             .peer()
             .peer_info()
-            .and_then(|info| info.capabilities.tools.as_ref().and_then(|t| t.list_changed))
+            .and_then(|info| {
+                info.capabilities
+                    .tools
+                    .as_ref()
+                    .and_then(|t| t.list_changed)
+            })
             .unwrap_or(false);
         if !wants {
             return;
@@ -424,7 +469,9 @@ impl Connection {
             .peer_info()
             .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
         if modern {
-            let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+            let filter = rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build();
             match live.peer().listen(filter).await {
                 Ok(mut sub) => {
                     let signal = changed.clone();
@@ -436,7 +483,9 @@ impl Connection {
                         }
                     }));
                 }
-                Err(e) => tracing::debug!(server = %self.name, error = %e, "no tools list_changed stream"),
+                Err(e) => {
+                    tracing::debug!(server = %self.name, error = %e, "no tools list_changed stream")
+                }
             }
         }
         let this = self.this.clone();

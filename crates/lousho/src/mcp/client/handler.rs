@@ -19,7 +19,10 @@ pub(crate) struct Handler {
 
 impl Handler {
     pub(crate) fn new() -> Self {
-        Self { tools_changed: Arc::new(Notify::new()), changes_seen: Arc::new(AtomicU64::new(0)) }
+        Self {
+            tools_changed: Arc::new(Notify::new()),
+            changes_seen: Arc::new(AtomicU64::new(0)),
+        }
     }
 }
 

@@ -6,8 +6,8 @@ use super::process::StdioProcess;
 use super::stderr::StderrBuffer;
 use super::stdout_watch::StdoutNoise;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use std::sync::{Arc, Mutex};
 use std::sync::PoisonError;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long closing the protocol session may take before we move on to
@@ -58,7 +58,10 @@ impl Live {
 
     /// Keeps a background task that ends with this connection.
     pub(crate) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner).push(task);
+        self.tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(task);
     }
 
     /// Marks the connection dead (a call saw the transport go away).
@@ -71,7 +74,12 @@ impl Live {
 
     /// Why the connection is dead, or `None` while it is usable.
     pub(crate) fn dead_reason(&self) -> Option<String> {
-        if let Some(r) = self.broken.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+        if let Some(r) = self
+            .broken
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
             return Some(r);
         }
         if self.peer.is_transport_closed() {
@@ -82,7 +90,10 @@ impl Live {
 
     /// Waits (briefly) until every tool-list change announced so far is applied.
     pub(crate) async fn wait_for_tool_refresh(&self) {
-        let target = self.handler.changes_seen.load(std::sync::atomic::Ordering::SeqCst);
+        let target = self
+            .handler
+            .changes_seen
+            .load(std::sync::atomic::Ordering::SeqCst);
         if *self.refreshed.borrow() >= target {
             return;
         }
@@ -104,7 +115,12 @@ impl Live {
 
     /// Ends the session, stops the process group and reaps it. Idempotent.
     pub(crate) async fn shutdown(&self) {
-        let tasks: Vec<_> = self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..).collect();
+        let tasks: Vec<_> = self
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect();
         for task in tasks {
             task.abort();
             // Dropping a listen subscription sends its cancellation; make
@@ -113,11 +129,18 @@ impl Live {
             let _ = task.await;
         }
         tokio::task::yield_now().await;
-        let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(service) = service {
             // Closing the session closes the child's stdin (stdio) or ends the
             // HTTP session.
-            if tokio::time::timeout(SESSION_CLOSE_LIMIT, service.cancel()).await.is_err() {
+            if tokio::time::timeout(SESSION_CLOSE_LIMIT, service.cancel())
+                .await
+                .is_err()
+            {
                 tracing::debug!("closing the MCP session took too long; stopping the process");
             }
         }

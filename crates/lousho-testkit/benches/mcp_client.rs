@@ -1,0 +1,279 @@
+//! MCP client benchmark: lousho's client vs a plain rmcp client vs a raw
+//! client against a bare newline-JSON / bare-HTTP echo (the floor), over
+//! stdio and Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio
+//! servers. Prints a table.
+//!
+//! Run: `cargo bench -p lousho-testkit --bench mcp_client`
+//! (`MCP_BENCH_SECS` sets the throughput window, default 5;
+//! `MCP_BENCH_CALLS` the sequential calls, default 2000).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
+
+use lousho::mcp::rmcp::ServiceExt;
+use lousho::mcp::rmcp::model::CallToolRequestParams;
+use lousho::mcp::rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+use lousho::{Tool, ToolContext};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lousho-fixture-mcp");
+
+type CallFn = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+struct Row {
+    transport: &'static str,
+    client: &'static str,
+    p50: Duration,
+    p99: Duration,
+    rate: f64,
+}
+
+async fn measure(transport: &'static str, client: &'static str, call: CallFn, calls: usize, window: Duration) -> Row {
+    for _ in 0..100 {
+        call().await;
+    }
+    let mut lat = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let t = Instant::now();
+        call().await;
+        lat.push(t.elapsed());
+    }
+    lat.sort();
+    let p50 = lat[lat.len() / 2];
+    let p99 = lat[lat.len() * 99 / 100];
+    let done = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + window;
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            let call = call.clone();
+            let done = done.clone();
+            tokio::spawn(async move {
+                while Instant::now() < deadline {
+                    call().await;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    for w in workers {
+        w.await.unwrap();
+    }
+    let rate = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
+    eprintln!("  {transport:5} {client:12} p50 {p50:?} p99 {p99:?} {rate:.0}/s");
+    Row { transport, client, p50, p99, rate }
+}
+
+/// A raw newline-JSON client over a child's pipes, with id-routed replies.
+struct RawStdio {
+    tx: tokio::sync::mpsc::UnboundedSender<String>,
+    pending: Arc<Mutex<HashMap<u64, oneshot::Sender<()>>>>,
+    next: AtomicU64,
+    _child: tokio::process::Child,
+}
+
+impl RawStdio {
+    async fn spawn() -> Arc<Self> {
+        let mut child = tokio::process::Command::new(BIN)
+            .arg("floor")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                if stdin.write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let pending: Arc<Mutex<HashMap<u64, oneshot::Sender<()>>>> = Arc::default();
+        let p2 = pending.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                let id = v["id"].as_u64().unwrap();
+                if let Some(s) = p2.lock().unwrap().remove(&id) {
+                    let _ = s.send(());
+                }
+            }
+        });
+        Arc::new(Self { tx, pending, next: AtomicU64::new(1), _child: child })
+    }
+
+    async fn call(&self) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (s, r) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, s);
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+        self.tx.send(format!("{req}\n")).unwrap();
+        r.await.unwrap();
+    }
+}
+
+/// Starts the fixture binary in an HTTP mode; returns its URL and the child.
+async fn http_child(mode: &str) -> (String, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(BIN)
+        .arg(mode)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let url = BufReader::new(stdout).lines().next_line().await.unwrap().unwrap();
+    (url, child)
+}
+
+fn lousho_call(tool: Arc<dyn Tool>) -> CallFn {
+    Arc::new(move || {
+        let tool = tool.clone();
+        Box::pin(async move {
+            let out = tool.call(json!({"text": "hi"}), ToolContext::new("b")).await.unwrap();
+            assert!(!out.is_error, "{out:?}");
+        })
+    })
+}
+
+fn args() -> lousho::mcp::rmcp::model::JsonObject {
+    json!({"text": "hi"}).as_object().unwrap().clone()
+}
+
+async fn connect_time(n: usize) -> Duration {
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let servers: Vec<(String, McpServer)> = (0..n).map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg("serve"))).collect();
+        let t = Instant::now();
+        let mcp = connect_mcp(servers, ConnectOptions::default()).await.unwrap();
+        times.push(t.elapsed());
+        mcp.close().await;
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let secs: u64 = std::env::var("MCP_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let window = Duration::from_secs(secs);
+    let mut rows = Vec::new();
+
+    // ---- stdio ----
+    let mcp = connect_mcp([("fx", McpServer::stdio(BIN).arg("serve"))], ConnectOptions::default()).await.unwrap();
+    let tool = mcp.tools().get("fx__echo").unwrap().clone();
+    rows.push(measure("stdio", "lousho", lousho_call(tool), calls, window).await);
+    mcp.close().await;
+
+    let cmd = tokio::process::Command::new(BIN).configure(|c| {
+        c.arg("serve").kill_on_drop(true);
+    });
+    let rmcp_client = Arc::new(().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap());
+    let c = rmcp_client.clone();
+    let call: CallFn = Arc::new(move || {
+        let c = c.clone();
+        Box::pin(async move {
+            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args())).await.unwrap();
+        })
+    });
+    rows.push(measure("stdio", "plain rmcp", call, calls, window).await);
+    drop(Arc::try_unwrap(rmcp_client).ok().map(|c| c.cancel()));
+
+    let raw = RawStdio::spawn().await;
+    let r = raw.clone();
+    let call: CallFn = Arc::new(move || {
+        let r = r.clone();
+        Box::pin(async move { r.call().await })
+    });
+    rows.push(measure("stdio", "raw (floor)", call, calls, window).await);
+
+    // ---- HTTP (servers in their own processes) ----
+    let (url, _server) = http_child("http").await;
+    let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default()).await.unwrap();
+    let tool = mcp.tools().get("web__echo").unwrap().clone();
+    rows.push(measure("http", "lousho", lousho_call(tool), calls, window).await);
+    mcp.close().await;
+
+    let rmcp_client = Arc::new(().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap());
+    let c = rmcp_client.clone();
+    let call: CallFn = Arc::new(move || {
+        let c = c.clone();
+        Box::pin(async move {
+            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args())).await.unwrap();
+        })
+    });
+    rows.push(measure("http", "plain rmcp", call, calls, window).await);
+
+    let (floor_url, _floor) = http_child("floor-http").await;
+    let http = reqwest::Client::new();
+    let next = Arc::new(AtomicU64::new(1));
+    let call: CallFn = Arc::new(move || {
+        let (http, url, next) = (http.clone(), floor_url.clone(), next.clone());
+        Box::pin(async move {
+            let id = next.fetch_add(1, Ordering::Relaxed);
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+            let r = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
+            let _ = r.bytes().await.unwrap();
+        })
+    });
+    rows.push(measure("http", "raw (floor)", call, calls, window).await);
+
+    // ---- connect time ----
+    let one = connect_time(1).await;
+    let ten = connect_time(10).await;
+
+    println!();
+    println!("MCP tool-call latency ({calls} sequential calls) and throughput (32 in flight, {secs} s); echo tool");
+    println!();
+    println!("| transport | client | p50 µs | p99 µs | calls/s | p50 vs floor | calls/s vs floor |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    for t in ["stdio", "http"] {
+        let floor = rows.iter().find(|r| r.transport == t && r.client == "raw (floor)").unwrap();
+        for r in rows.iter().filter(|r| r.transport == t) {
+            println!(
+                "| {} | {} | {} | {} | {:.0} | {:.2}× | {:.2}× |",
+                r.transport,
+                r.client,
+                r.p50.as_micros(),
+                r.p99.as_micros(),
+                r.rate,
+                r.p50.as_secs_f64() / floor.p50.as_secs_f64(),
+                r.rate / floor.rate,
+            );
+        }
+    }
+    let lousho_stdio = rows.iter().find(|r| r.transport == "stdio" && r.client == "lousho").unwrap();
+    let rmcp_stdio = rows.iter().find(|r| r.transport == "stdio" && r.client == "plain rmcp").unwrap();
+    println!();
+    println!(
+        "stdio lousho vs plain rmcp: p50 {:.2}×, calls/s {:.2}×",
+        lousho_stdio.p50.as_secs_f64() / rmcp_stdio.p50.as_secs_f64(),
+        lousho_stdio.rate / rmcp_stdio.rate
+    );
+    println!();
+    println!("| connect (stdio, handshake + tools/list, median of 7) | ms |");
+    println!("| --- | ---: |");
+    println!("| 1 server | {:.1} |", one.as_secs_f64() * 1000.0);
+    println!("| 10 servers | {:.1} |", ten.as_secs_f64() * 1000.0);
+    println!("| ratio | {:.2}× |", ten.as_secs_f64() / one.as_secs_f64());
+}

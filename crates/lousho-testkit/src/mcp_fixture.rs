@@ -63,6 +63,8 @@ fn initial_tools() -> Vec<Value> {
                "annotations": {"readOnlyHint": true}}),
         json!({"name": "crash", "description": "Exits in the middle of the call", "inputSchema": empty,
                "annotations": {"readOnlyHint": true}}),
+        json!({"name": "huge", "description": "Returns 17 MB of text", "inputSchema": empty,
+               "annotations": {"readOnlyHint": true}}),
         json!({"name": "add_tool", "description": "Adds a tool named `text`", "inputSchema": text,
                "annotations": {"readOnlyHint": true}}),
     ]
@@ -154,6 +156,7 @@ impl ServerHandler for Fixture {
         match req.name.as_ref() {
             "echo" | "fetch:url" => text(string("text")),
             "destroy" => text("destroyed"),
+            "huge" => text("x".repeat(17 * 1024 * 1024)),
             "gentle" => text("changed"),
             "plain" => text("plain"),
             "mixed" => result(json!({

@@ -6,6 +6,7 @@ use super::connection::Connection;
 use super::error::McpError;
 use super::oauth::{MAX_AUTHORIZATIONS, answer_call_challenge, challenge_of};
 use super::result::to_output;
+use super::stdout_watch::StdoutNoise;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -39,9 +40,12 @@ pub(crate) async fn call_remote(
 ) -> Result<ToolOutput, ToolError> {
     match target {
         CallTarget::Peer { peer, timeout } => {
-            match call_on(peer, tool, arguments, *timeout, ctx).await {
+            match call_on(peer, tool, arguments, *timeout, ctx, None).await {
                 Ok(out) => Ok(out),
                 Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
+                Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
+                ))),
                 Err(CallFailure::Service(e)) => Ok(ToolOutput::error(format!(
                     "MCP server `{server}`: tool `{tool}` failed: {}",
                     describe(&e, *timeout)
@@ -59,7 +63,7 @@ pub(crate) async fn call_remote(
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = conn.call_timeout();
-            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
+            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, live.noise.as_ref()).await {
                 Ok(out) => {
                     // A tool that changed the server's tool list: let the new
                     // list land before the model's next turn.
@@ -67,6 +71,9 @@ pub(crate) async fn call_remote(
                     Ok(out)
                 }
                 Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
+                Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
+                ))),
                 Err(CallFailure::Service(e)) if conn.oauth().is_some() && challenge_of(&e).is_some() => {
                     retry_after_challenge(&conn, server, tool, arguments, ctx, e).await
                 }
@@ -113,14 +120,19 @@ async fn retry_after_challenge(
             Err(e) => return Ok(ToolOutput::error(e.to_string())),
         };
         let timeout = conn.call_timeout();
-        match call_on(live.peer(), tool, arguments.clone(), timeout, ctx).await {
+        match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, None).await {
             Ok(out) => return Ok(out),
-            Err(CallFailure::Cancelled) => return Err(ToolError::Cancelled),
             Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
             Err(CallFailure::Service(e)) => {
                 return Ok(ToolOutput::error(format!(
                     "MCP server `{server}`: tool `{tool}` failed: {}",
                     describe(&e, timeout)
+                )));
+            }
+            Err(CallFailure::Cancelled) => return Err(ToolError::Cancelled),
+            Err(CallFailure::Oversize) => {
+                return Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
                 )));
             }
         }
@@ -131,12 +143,26 @@ async fn retry_after_challenge(
 enum CallFailure {
     Cancelled,
     Service(ServiceError),
+    /// A message over the stdio limit was dropped; it may have been this
+    /// call's result.
+    Oversize,
 }
+
+/// Resolves when the server sends a message over the stdio limit (never
+/// without a watcher).
+async fn oversize(noise: Option<&StdoutNoise>, since: Option<u64>) {
+    match (noise, since) {
+        (Some(n), Some(since)) => n.oversize_after(since).await,
+        _ => std::future::pending().await,
+    }
+}
+
+const OVERSIZE_MESSAGE: &str = "the server sent a message larger than 16 MiB, which the stdio transport drops, so this call cannot complete; ask the tool for less data";
 
 fn describe(e: &ServiceError, timeout: Duration) -> String {
     match e {
         ServiceError::Timeout { .. } => format!(
-            "no answer within {timeout:?} (the call timeout; progress notifications restart it). A result over 16 MiB is dropped by the stdio transport and also ends here"
+            "no answer within {timeout:?} (the call timeout; progress notifications restart it)"
         ),
         ServiceError::TransportClosed => {
             "the connection closed during the call (the server exited or dropped the connection); the next call reconnects".to_owned()
@@ -214,6 +240,7 @@ async fn call_on(
     arguments: serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
     ctx: &ToolContext,
+    noise: Option<&StdoutNoise>,
 ) -> Result<ToolOutput, CallFailure> {
     if ctx.cancel.is_cancelled() {
         return Err(CallFailure::Cancelled);
@@ -221,6 +248,7 @@ async fn call_on(
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+    let oversize_before = noise.map(StdoutNoise::oversize_count);
     let handle = peer
         .send_request_with_option(request, options)
         .await
@@ -233,6 +261,7 @@ async fn call_on(
         biased;
         r = handle.await_response() => r,
         () = ctx.cancel.cancelled() => return Err(CallFailure::Cancelled),
+        () = oversize(noise, oversize_before) => return Err(CallFailure::Oversize),
     };
     // Answered, timed out (rmcp sent the cancellation) or closed: nothing to cancel.
     guard.id = None;

@@ -280,16 +280,40 @@ impl Connection {
         }
     }
 
-    /// Spawns or dials, runs the handshake and lists the tools, all within
-    /// the startup timeout.
+    /// Connects with the `initialize` handshake, which servers of every
+    /// protocol era before 2026-07-28 answer (and most newer ones too); a
+    /// server that rejects it is tried again with 2026-07-28 discovery.
+    ///
+    /// (rmcp's `Auto` mode probes with `server/discover` first, but servers
+    /// that ignore requests before `initialize` — the official Python SDK
+    /// 2.3.0 does — then stall it for 10 s and answer the probe late, which
+    /// breaks the fallback handshake.)
     async fn open(&self) -> Result<Live, McpError> {
         self.attempts
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut rejected = false;
+        match self
+            .open_with(ClientLifecycleMode::Initialize, &mut rejected)
+            .await
+        {
+            Err(_) if rejected => {
+                let modern = ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::LATEST],
+                };
+                self.open_with(modern, &mut false).await
+            }
+            other => other,
+        }
+    }
+
+    /// Spawns or dials, runs the handshake and lists the tools, all within
+    /// the startup timeout.
+    async fn open_with(
+        &self,
+        lifecycle: ClientLifecycleMode,
+        rejected: &mut bool,
+    ) -> Result<Live, McpError> {
         let handler = Handler::new();
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::LATEST],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        };
         let timeout = self.entry.startup_timeout;
         let live = match &self.entry.transport {
             McpTransport::Stdio(config) => {
@@ -301,9 +325,11 @@ impl Connection {
                     })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
-                let transport =
-                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
-                        .with_max_line_length(MAX_STDIO_MESSAGE);
+                let transport = AsyncRwTransport::new_client(
+                    WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE),
+                    stdin,
+                )
+                .with_max_line_length(MAX_STDIO_MESSAGE);
                 let handshake = tokio::time::timeout(
                     timeout,
                     handler.clone().serve_with_lifecycle(transport, lifecycle),
@@ -316,6 +342,7 @@ impl Connection {
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {
+                        *rejected = rejects_initialize(&e);
                         // Let a dying server finish exiting so we can say so.
                         tokio::time::sleep(Duration::from_millis(20)).await;
                         Some(match process.exit_status() {
@@ -351,7 +378,9 @@ impl Connection {
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
                 let served = match &self.oauth {
-                    Some(link) => serve_oauth(&self.name, link, config, &handler, lifecycle, timeout).await?,
+                    Some(link) => {
+                        serve_oauth(&self.name, link, config, &handler, lifecycle, timeout).await?
+                    }
                     None => {
                         let transport = http::transport(config).map_err(|message| McpError::Http {
                             server: self.name.clone(),
@@ -359,12 +388,17 @@ impl Connection {
                             message,
                             status: None,
                         })?;
-                        tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await
+                        tokio::time::timeout(
+                            timeout,
+                            handler.clone().serve_with_lifecycle(transport, lifecycle),
+                        )
+                        .await
                     }
                 };
                 match served {
                     Ok(Ok(service)) => Live::new(service, handler, None, None),
                     Ok(Err(e)) => {
+                        *rejected = rejects_initialize(&e);
                         let message = describe_init(&e);
                         return Err(McpError::Http {
                             server: self.name.clone(),
@@ -529,4 +563,14 @@ fn with_diagnostics(reason: String, diagnostics: Option<String>) -> String {
 fn http_status(message: &str) -> Option<u16> {
     let re = regex::Regex::new(r"\b([45]\d\d)\b").ok()?;
     re.captures(message).and_then(|c| c[1].parse().ok())
+}
+
+/// Whether the server answered `initialize` with a refusal (a 2026-07-28-only
+/// server), as opposed to failing some other way.
+fn rejects_initialize(e: &rmcp::service::ClientInitializeError) -> bool {
+    use rmcp::service::ClientInitializeError as E;
+    matches!(
+        e,
+        E::JsonRpcError(_) | E::NoCompatibleProtocolVersion { .. }
+    )
 }

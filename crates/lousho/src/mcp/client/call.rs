@@ -61,7 +61,16 @@ pub(crate) async fn call_remote(
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = conn.call_timeout();
-            match call_on(live.peer(), tool, arguments, timeout, ctx, live.noise.as_ref()).await {
+            match call_on(
+                live.peer(),
+                tool,
+                arguments,
+                timeout,
+                ctx,
+                live.noise.as_ref(),
+            )
+            .await
+            {
                 Ok(out) => {
                     // A tool that changed the server's tool list: let the new
                     // list land before the model's next turn.

@@ -254,7 +254,10 @@ impl Connection {
         self.attempts
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut rejected = false;
-        match self.open_with(ClientLifecycleMode::Initialize, &mut rejected).await {
+        match self
+            .open_with(ClientLifecycleMode::Initialize, &mut rejected)
+            .await
+        {
             Err(_) if rejected => {
                 let modern = ClientLifecycleMode::Discover {
                     preferred_versions: vec![ProtocolVersion::LATEST],
@@ -284,9 +287,11 @@ impl Connection {
                     })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
-                let transport =
-                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE), stdin)
-                        .with_max_line_length(MAX_STDIO_MESSAGE);
+                let transport = AsyncRwTransport::new_client(
+                    WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE),
+                    stdin,
+                )
+                .with_max_line_length(MAX_STDIO_MESSAGE);
                 let handshake = tokio::time::timeout(
                     timeout,
                     handler.clone().serve_with_lifecycle(transport, lifecycle),
@@ -519,5 +524,8 @@ fn http_status(message: &str) -> Option<u16> {
 /// server), as opposed to failing some other way.
 fn rejects_initialize(e: &rmcp::service::ClientInitializeError) -> bool {
     use rmcp::service::ClientInitializeError as E;
-    matches!(e, E::JsonRpcError(_) | E::NoCompatibleProtocolVersion { .. })
+    matches!(
+        e,
+        E::JsonRpcError(_) | E::NoCompatibleProtocolVersion { .. }
+    )
 }

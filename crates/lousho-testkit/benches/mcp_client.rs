@@ -7,11 +7,18 @@
 //! (`MCP_BENCH_SECS` sets the throughput window, default 5;
 //! `MCP_BENCH_CALLS` the sequential calls, default 2000).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs
+)]
 
 use lousho::mcp::rmcp::ServiceExt;
 use lousho::mcp::rmcp::model::CallToolRequestParams;
-use lousho::mcp::rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use lousho::mcp::rmcp::transport::{
+    ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess,
+};
 use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
 use lousho::{Tool, ToolContext};
 use serde_json::{Value, json};
@@ -36,7 +43,13 @@ struct Row {
     rate: f64,
 }
 
-async fn measure(transport: &'static str, client: &'static str, call: CallFn, calls: usize, window: Duration) -> Row {
+async fn measure(
+    transport: &'static str,
+    client: &'static str,
+    call: CallFn,
+    calls: usize,
+    window: Duration,
+) -> Row {
     for _ in 0..100 {
         call().await;
     }
@@ -69,7 +82,13 @@ async fn measure(transport: &'static str, client: &'static str, call: CallFn, ca
     }
     let rate = done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
     eprintln!("  {transport:5} {client:12} p50 {p50:?} p99 {p99:?} {rate:.0}/s");
-    Row { transport, client, p50, p99, rate }
+    Row {
+        transport,
+        client,
+        p50,
+        p99,
+        rate,
+    }
 }
 
 /// A raw newline-JSON client over a child's pipes, with id-routed replies.
@@ -111,7 +130,12 @@ impl RawStdio {
                 }
             }
         });
-        Arc::new(Self { tx, pending, next: AtomicU64::new(1), _child: child })
+        Arc::new(Self {
+            tx,
+            pending,
+            next: AtomicU64::new(1),
+            _child: child,
+        })
     }
 
     async fn call(&self) {
@@ -134,7 +158,12 @@ async fn http_child(mode: &str) -> (String, tokio::process::Child) {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let url = BufReader::new(stdout).lines().next_line().await.unwrap().unwrap();
+    let url = BufReader::new(stdout)
+        .lines()
+        .next_line()
+        .await
+        .unwrap()
+        .unwrap();
     (url, child)
 }
 
@@ -142,7 +171,10 @@ fn lousho_call(tool: Arc<dyn Tool>) -> CallFn {
     Arc::new(move || {
         let tool = tool.clone();
         Box::pin(async move {
-            let out = tool.call(json!({"text": "hi"}), ToolContext::new("b")).await.unwrap();
+            let out = tool
+                .call(json!({"text": "hi"}), ToolContext::new("b"))
+                .await
+                .unwrap();
             assert!(!out.is_error, "{out:?}");
         })
     })
@@ -155,9 +187,13 @@ fn args() -> lousho::mcp::rmcp::model::JsonObject {
 async fn connect_time(n: usize) -> Duration {
     let mut times = Vec::new();
     for _ in 0..7 {
-        let servers: Vec<(String, McpServer)> = (0..n).map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg("serve"))).collect();
+        let servers: Vec<(String, McpServer)> = (0..n)
+            .map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg("serve")))
+            .collect();
         let t = Instant::now();
-        let mcp = connect_mcp(servers, ConnectOptions::default()).await.unwrap();
+        let mcp = connect_mcp(servers, ConnectOptions::default())
+            .await
+            .unwrap();
         times.push(t.elapsed());
         mcp.close().await;
     }
@@ -167,13 +203,24 @@ async fn connect_time(n: usize) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let secs: u64 = std::env::var("MCP_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
-    let calls: usize = std::env::var("MCP_BENCH_CALLS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let secs: u64 = std::env::var("MCP_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let calls: usize = std::env::var("MCP_BENCH_CALLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
     let window = Duration::from_secs(secs);
     let mut rows = Vec::new();
 
     // ---- stdio ----
-    let mcp = connect_mcp([("fx", McpServer::stdio(BIN).arg("serve"))], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp(
+        [("fx", McpServer::stdio(BIN).arg("serve"))],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     let tool = mcp.tools().get("fx__echo").unwrap().clone();
     rows.push(measure("stdio", "lousho", lousho_call(tool), calls, window).await);
     mcp.close().await;
@@ -181,12 +228,18 @@ async fn main() {
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
         c.arg("serve").kill_on_drop(true);
     });
-    let rmcp_client = Arc::new(().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap());
+    let rmcp_client = Arc::new(
+        ().serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap(),
+    );
     let c = rmcp_client.clone();
     let call: CallFn = Arc::new(move || {
         let c = c.clone();
         Box::pin(async move {
-            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args())).await.unwrap();
+            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args()))
+                .await
+                .unwrap();
         })
     });
     rows.push(measure("stdio", "plain rmcp", call, calls, window).await);
@@ -202,17 +255,25 @@ async fn main() {
 
     // ---- HTTP (servers in their own processes) ----
     let (url, _server) = http_child("http").await;
-    let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default())
+        .await
+        .unwrap();
     let tool = mcp.tools().get("web__echo").unwrap().clone();
     rows.push(measure("http", "lousho", lousho_call(tool), calls, window).await);
     mcp.close().await;
 
-    let rmcp_client = Arc::new(().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await.unwrap());
+    let rmcp_client = Arc::new(
+        ().serve(StreamableHttpClientTransport::from_uri(url.as_str()))
+            .await
+            .unwrap(),
+    );
     let c = rmcp_client.clone();
     let call: CallFn = Arc::new(move || {
         let c = c.clone();
         Box::pin(async move {
-            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args())).await.unwrap();
+            c.call_tool(CallToolRequestParams::new("echo").with_arguments(args()))
+                .await
+                .unwrap();
         })
     });
     rows.push(measure("http", "plain rmcp", call, calls, window).await);
@@ -243,12 +304,19 @@ async fn main() {
     let ten = connect_time(10).await;
 
     println!();
-    println!("MCP tool-call latency ({calls} sequential calls) and throughput (32 in flight, {secs} s); echo tool");
+    println!(
+        "MCP tool-call latency ({calls} sequential calls) and throughput (32 in flight, {secs} s); echo tool"
+    );
     println!();
-    println!("| transport | client | p50 µs | p99 µs | calls/s | p50 vs floor | calls/s vs floor |");
+    println!(
+        "| transport | client | p50 µs | p99 µs | calls/s | p50 vs floor | calls/s vs floor |"
+    );
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     for t in ["stdio", "http"] {
-        let floor = rows.iter().find(|r| r.transport == t && r.client == "raw (floor)").unwrap();
+        let floor = rows
+            .iter()
+            .find(|r| r.transport == t && r.client == "raw (floor)")
+            .unwrap();
         for r in rows.iter().filter(|r| r.transport == t) {
             println!(
                 "| {} | {} | {} | {} | {:.0} | {:.2}× | {:.2}× |",
@@ -262,8 +330,14 @@ async fn main() {
             );
         }
     }
-    let lousho_stdio = rows.iter().find(|r| r.transport == "stdio" && r.client == "lousho").unwrap();
-    let rmcp_stdio = rows.iter().find(|r| r.transport == "stdio" && r.client == "plain rmcp").unwrap();
+    let lousho_stdio = rows
+        .iter()
+        .find(|r| r.transport == "stdio" && r.client == "lousho")
+        .unwrap();
+    let rmcp_stdio = rows
+        .iter()
+        .find(|r| r.transport == "stdio" && r.client == "plain rmcp")
+        .unwrap();
     println!();
     println!(
         "stdio lousho vs plain rmcp: p50 {:.2}×, calls/s {:.2}×",

@@ -21,7 +21,9 @@ fn files_server() -> McpServer {
             let program = parts.next().unwrap_or("node");
             McpServer::stdio(program).args(parts)
         }
-        Err(_) => McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]),
+        Err(_) => {
+            McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."])
+        }
     }
 }
 
@@ -56,27 +58,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 3. Approval: annotations by default; or always / never / a function of
     //    the bare tool name and its annotations (only in code).
-    let ask_unless_search = McpServer::http("https://example.com/mcp")
-        .approval(Approval::custom(|name, _annotations| !name.starts_with("search")));
-    let trusted = McpServer::stdio("node").arg("./scratch-server.js").approval(Approval::Never);
+    let ask_unless_search = McpServer::http("https://example.com/mcp").approval(Approval::custom(
+        |name, _annotations| !name.starts_with("search"),
+    ));
+    let trusted = McpServer::stdio("node")
+        .arg("./scratch-server.js")
+        .approval(Approval::Never);
     let _ = (ask_unless_search, trusted);
     for tool in mcp.tools().iter() {
-        println!("{:40} asks for approval: {}", tool.spec().name, tool.spec().needs_approval());
+        println!(
+            "{:40} asks for approval: {}",
+            tool.spec().name,
+            tool.spec().needs_approval()
+        );
     }
     mcp.close().await;
 
     // 4. Tools from a client you connected yourself with rmcp (re-exported as
     //    `lousho::mcp::rmcp`).
     let cmd = tokio::process::Command::new("npx").configure(|c| {
-        c.args(["-y", "@modelcontextprotocol/server-filesystem", "."]).kill_on_drop(true);
+        c.args(["-y", "@modelcontextprotocol/server-filesystem", "."])
+            .kill_on_drop(true);
     });
-    if let Ok(transport) = TokioChildProcess::new(cmd) {
-        if let Ok(client) = ().serve(transport).await {
-            let tools = load_mcp_tools(&client, "my-server", LoadOptions::default()).await?;
-            let agent = Agent::builder().model("test").prompt("...").tools(tools).build()?;
-            println!("loaded: {:?}", agent.own_tools());
-            client.cancel().await?;
-        }
+    if let Ok(transport) = TokioChildProcess::new(cmd)
+        && let Ok(client) = ().serve(transport).await
+    {
+        let tools = load_mcp_tools(&client, "my-server", LoadOptions::default()).await?;
+        let agent = Agent::builder()
+            .model("test")
+            .prompt("...")
+            .tools(tools)
+            .build()?;
+        println!("loaded: {:?}", agent.own_tools());
+        client.cancel().await?;
     }
     Ok(())
 }

@@ -51,7 +51,10 @@ fn main() {
         }
         "floor" => floor(),
         "http" | "floor-http" => {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(async {
                 let url = if mode == "http" {
                     let server = lousho_testkit::mcp_fixture::serve_http(true).await;
@@ -64,7 +67,9 @@ fn main() {
                 println!("{url}");
                 std::io::stdout().flush().unwrap();
                 // Serve until stdin closes.
-                let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(tokio::io::stdin()));
+                let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+                    tokio::io::stdin(),
+                ));
                 while let Ok(Some(_)) = lines.next_line().await {}
             });
         }

@@ -247,13 +247,31 @@ async fn a_tool_dropped_by_its_caller_cancels_at_the_server() {
 
 #[tokio::test]
 async fn a_result_over_16_mib_is_a_clear_error_not_a_hang() {
-    let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default())
+        .await
+        .unwrap();
     let tools = mcp.tools();
     let started = Instant::now();
     let out = call(tools.get("fx__huge").unwrap(), json!({})).await;
-    assert!(out.is_error && out.to_model_text().contains("16 MiB"), "{:?}", &out.to_model_text()[..200.min(out.to_model_text().len())]);
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        out.is_error && out.to_model_text().contains("16 MiB"),
+        "{:?}",
+        &out.to_model_text()[..200.min(out.to_model_text().len())]
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
     // The connection stays usable.
-    assert_eq!(call(tools.get("fx__echo").unwrap(), json!({"text": "still here"})).await.to_model_text(), "still here");
+    assert_eq!(
+        call(
+            tools.get("fx__echo").unwrap(),
+            json!({"text": "still here"})
+        )
+        .await
+        .to_model_text(),
+        "still here"
+    );
     mcp.close().await;
 }

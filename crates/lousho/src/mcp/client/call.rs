@@ -63,7 +63,16 @@ pub(crate) async fn call_remote(
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = conn.call_timeout();
-            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, live.noise.as_ref()).await {
+            match call_on(
+                live.peer(),
+                tool,
+                arguments.clone(),
+                timeout,
+                ctx,
+                live.noise.as_ref(),
+            )
+            .await
+            {
                 Ok(out) => {
                     // A tool that changed the server's tool list: let the new
                     // list land before the model's next turn.
@@ -74,7 +83,9 @@ pub(crate) async fn call_remote(
                 Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
                     "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
                 ))),
-                Err(CallFailure::Service(e)) if conn.oauth().is_some() && challenge_of(&e).is_some() => {
+                Err(CallFailure::Service(e))
+                    if conn.oauth().is_some() && challenge_of(&e).is_some() =>
+                {
                     retry_after_challenge(&conn, server, tool, arguments, ctx, e).await
                 }
                 Err(CallFailure::Service(e)) => {

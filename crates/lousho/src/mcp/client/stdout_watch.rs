@@ -52,7 +52,9 @@ impl StdoutNoise {
     }
 
     fn record_oversize(&self) {
-        self.oversize.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.oversize
+            .seen
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.oversize.notify.notify_waiters();
     }
 

@@ -78,11 +78,23 @@ pub(crate) async fn serve_oauth(
                 .auth_challenge()
                 .map(str::to_owned)
                 .or_else(|| challenge_of(e)),
-            _ => None,
+            // Some servers let `initialize` through and challenge the first
+            // real request: ask for the tools once here so that challenge is
+            // answered before the connection is handed over.
+            Ok(Ok(service)) => {
+                match tokio::time::timeout(timeout, service.peer().list_tools(None)).await {
+                    Ok(Err(e)) => challenge_of(&e),
+                    _ => None,
+                }
+            }
+            Err(_) => None,
         };
         let Some(challenge) = challenge else {
             return Ok(served);
         };
+        if let Ok(Ok(service)) = served {
+            let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
+        }
         match link.answer_challenge(&challenge).await {
             Ok(true) => {}
             Ok(false) => {

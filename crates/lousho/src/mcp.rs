@@ -4,6 +4,7 @@
 pub mod client;
 pub mod server;
 
+pub use client::oauth;
 pub use client::{
     ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError, ServerStatus,
     ToolNaming, connect_mcp, load_mcp_tools,

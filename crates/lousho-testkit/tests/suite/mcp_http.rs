@@ -113,12 +113,12 @@ async fn an_http_error_status_is_reported() {
 }
 
 #[tokio::test]
-async fn oauth_entries_are_accepted_but_not_supported_yet() {
+async fn oauth_entries_without_a_token_store_need_auth() {
     let entry: McpServer =
         serde_json::from_value(json!({"url": "http://127.0.0.1:9/mcp", "oauth": {"redirectUri": "http://127.0.0.1:8976/cb"}})).unwrap();
     let mcp = lousho::mcp::McpClient::new([("secure", entry)], ConnectOptions::default());
     let err = mcp.connect_all().await.unwrap_err();
-    assert!(matches!(err, McpError::OAuthNotSupported { .. }));
-    assert!(err.to_string().contains("not supported yet"), "{err}");
+    assert!(matches!(err, McpError::TokensRequired { .. }));
+    assert!(err.to_string().contains("ConnectOptions::tokens"), "{err}");
     assert_eq!(mcp.status()["secure"], ServerStatus::NeedsAuth);
 }

@@ -5,6 +5,7 @@ mod mcp_http;
 mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_load;
+mod mcp_oauth;
 mod mcp_processes;
 mod mcp_tools;
 mod peers;

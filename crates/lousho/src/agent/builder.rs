@@ -33,6 +33,8 @@ pub struct AgentBuilder {
     approval_handler: Option<ApprovalHandler>,
     #[cfg(feature = "mcp")]
     mcp_servers: crate::mcp::McpServers,
+    #[cfg(feature = "mcp")]
+    mcp_tokens: Option<Arc<dyn crate::mcp::oauth::TokenStore>>,
 }
 
 impl AgentBuilder {
@@ -99,6 +101,14 @@ impl AgentBuilder {
     {
         self.mcp_servers
             .extend(servers.into_iter().map(|(n, s)| (n.into(), s)));
+        self
+    }
+
+    /// The token store of MCP servers with `oauth` (see
+    /// [`oauth`](crate::mcp::oauth)); required when any of them has `oauth`.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_tokens(mut self, tokens: Arc<dyn crate::mcp::oauth::TokenStore>) -> Self {
+        self.mcp_tokens = Some(tokens);
         self
     }
 
@@ -184,8 +194,11 @@ impl AgentBuilder {
         let mut sources = self.sources;
         #[cfg(feature = "mcp")]
         if !self.mcp_servers.is_empty() {
-            let client =
-                crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            let mut options = crate::mcp::ConnectOptions::default();
+            if let Some(tokens) = self.mcp_tokens {
+                options = options.tokens(tokens);
+            }
+            let client = crate::mcp::McpClient::new(self.mcp_servers, options);
             sources.push(Arc::new(client));
         }
         Ok(Agent {

@@ -18,6 +18,7 @@ mod http;
 mod live;
 mod load;
 pub mod naming;
+pub mod oauth;
 mod process;
 mod result;
 mod stderr;

@@ -3,6 +3,8 @@
 //! result the model sees.
 
 use super::connection::Connection;
+use super::error::McpError;
+use super::oauth::{MAX_AUTHORIZATIONS, answer_call_challenge, challenge_of};
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -64,7 +66,7 @@ pub(crate) async fn call_remote(
             match call_on(
                 live.peer(),
                 tool,
-                arguments,
+                arguments.clone(),
                 timeout,
                 ctx,
                 live.noise.as_ref(),
@@ -81,6 +83,11 @@ pub(crate) async fn call_remote(
                 Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
                     "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
                 ))),
+                Err(CallFailure::Service(e))
+                    if conn.oauth().is_some() && challenge_of(&e).is_some() =>
+                {
+                    retry_after_challenge(&conn, server, tool, arguments, ctx, e).await
+                }
                 Err(CallFailure::Service(e)) => {
                     if matches!(
                         e,
@@ -101,6 +108,52 @@ pub(crate) async fn call_remote(
             }
         }
     }
+}
+
+/// A call of an `oauth` server hit a 401 (refresh failed) or a 403
+/// `insufficient_scope`: sign in or step up when possible (at most
+/// [`MAX_AUTHORIZATIONS`] times) and call again; otherwise an error result
+/// telling the operator to sign in (the status becomes `NeedsAuth`).
+async fn retry_after_challenge(
+    conn: &Connection,
+    server: &str,
+    tool: &str,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    ctx: &ToolContext,
+    mut error: ServiceError,
+) -> Result<ToolOutput, ToolError> {
+    for attempt in 1..=MAX_AUTHORIZATIONS + 1 {
+        if let Some(output) = answer_call_challenge(conn, server, &error, attempt).await {
+            return Ok(output);
+        }
+        let live = match conn.live_for_call().await {
+            Ok(live) => live,
+            Err(e) => return Ok(ToolOutput::error(e.to_string())),
+        };
+        let timeout = conn.call_timeout();
+        match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, None).await {
+            Ok(out) => return Ok(out),
+            Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
+            Err(CallFailure::Service(e)) => {
+                return Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {}",
+                    describe(&e, timeout)
+                )));
+            }
+            Err(CallFailure::Cancelled) => return Err(ToolError::Cancelled),
+            Err(CallFailure::Oversize) => {
+                return Ok(ToolOutput::error(format!(
+                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
+                )));
+            }
+        }
+    }
+    Ok(ToolOutput::error(
+        McpError::NeedsAuth {
+            server: server.to_owned(),
+        }
+        .to_string(),
+    ))
 }
 
 enum CallFailure {

@@ -4,6 +4,7 @@ use super::config::McpServer;
 use super::connection::{Connection, ServerStatus};
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
+use super::oauth::{Authorizer, OAuthLink, TokenStore};
 use crate::tool::{Tool, ToolSet, ToolSource, ToolSourceError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -33,6 +34,13 @@ pub struct ConnectOptions {
     pub lazy: bool,
     /// How tools are named.
     pub naming: ToolNaming,
+    /// The token store of the servers with `oauth` (the product's
+    /// `AgentStore.tokens`); required when any server has `oauth`.
+    pub tokens: Option<Arc<dyn TokenStore>>,
+    /// Lets connections sign in (and step up scopes) by themselves; without
+    /// one, a server with no usable grant reports `NeedsAuth` until an
+    /// operator runs [`oauth::login`](super::oauth::login).
+    pub authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 impl Default for ConnectOptions {
@@ -41,6 +49,8 @@ impl Default for ConnectOptions {
             on_error: OnError::Throw,
             lazy: true,
             naming: ToolNaming::Prefixed,
+            tokens: None,
+            authorizer: None,
         }
     }
 }
@@ -66,6 +76,19 @@ impl ConnectOptions {
     /// Sets the naming style.
     pub fn naming(mut self, naming: ToolNaming) -> Self {
         self.naming = naming;
+        self
+    }
+
+    /// Sets the token store of the servers with `oauth`.
+    pub fn tokens(mut self, tokens: Arc<dyn TokenStore>) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// Lets connections run the authorization themselves (see
+    /// [`Authorizer`]).
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
         self
     }
 }
@@ -113,12 +136,27 @@ where
     N: Into<String>,
 {
     let client = McpClient::new(servers, options);
+    if let Some(server) = client
+        .inner
+        .servers
+        .values()
+        .find(|c| c.needs_token_store())
+    {
+        return Err(McpError::TokensRequired {
+            server: server.name().to_owned(),
+        });
+    }
     let conns: Vec<Arc<Connection>> = client.inner.servers.values().cloned().collect();
     let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
     let mut failed = Vec::new();
     for (conn, result) in conns.iter().zip(results) {
-        if let Err(e) = result {
-            failed.push((conn.name().to_owned(), e));
+        match result {
+            // Not signed in: the server stays (status `NeedsAuth`) without tools.
+            Err(McpError::NeedsAuth { .. }) => {
+                tracing::warn!(server = %conn.name(), "MCP server needs an OAuth sign-in; its tools are left out");
+            }
+            Err(e) => failed.push((conn.name().to_owned(), e)),
+            Ok(_) => {}
         }
     }
     if let Some((_, first)) = failed.first()
@@ -164,7 +202,9 @@ impl McpClient {
             .into_iter()
             .map(|(name, entry)| {
                 let name = name.into();
-                let conn = Connection::new(name.clone(), entry, options.naming, options.lazy);
+                let oauth = OAuthLink::for_entry(&entry, &options);
+                let conn =
+                    Connection::new(name.clone(), entry, options.naming, options.lazy, oauth);
                 (name, conn)
             })
             .collect();
@@ -236,7 +276,11 @@ impl McpClient {
         let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
         let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
         for r in results {
-            r?;
+            match r {
+                // Not signed in: no tools from that server; the rest keeps working.
+                Err(McpError::NeedsAuth { .. }) | Ok(_) => {}
+                Err(e) => return Err(e),
+            }
         }
         self.check_names()
     }

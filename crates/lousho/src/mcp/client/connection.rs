@@ -8,6 +8,7 @@ use super::handler::Handler;
 use super::http;
 use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
+use super::oauth::{OAuthLink, serve_oauth};
 use super::process::StdioProcess;
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
 use super::tool::McpTool;
@@ -69,10 +70,18 @@ pub(crate) struct Connection {
     tools: RwLock<Arc<[Arc<dyn Tool>]>>,
     attempts: std::sync::atomic::AtomicU64,
     this: Weak<Connection>,
+    /// The credentials of an `oauth` entry.
+    oauth: Option<OAuthLink>,
 }
 
 impl Connection {
-    pub(crate) fn new(name: String, entry: McpServer, naming: ToolNaming, lazy: bool) -> Arc<Self> {
+    pub(crate) fn new(
+        name: String,
+        entry: McpServer,
+        naming: ToolNaming,
+        lazy: bool,
+        oauth: Option<OAuthLink>,
+    ) -> Arc<Self> {
         Arc::new_cyclic(|this| Self {
             name,
             entry,
@@ -87,7 +96,37 @@ impl Connection {
             tools: RwLock::new(Arc::from(Vec::new())),
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
+            oauth,
         })
+    }
+
+    /// An `oauth` entry without a token store.
+    pub(crate) fn needs_token_store(&self) -> bool {
+        self.oauth.as_ref().is_some_and(|l| !l.has_store())
+    }
+
+    /// The OAuth credentials, for `oauth` entries.
+    pub(crate) fn oauth(&self) -> Option<&OAuthLink> {
+        self.oauth.as_ref()
+    }
+
+    /// The grant stopped working (refresh failed, token rejected): the status
+    /// becomes `NeedsAuth` and the connection is dropped.
+    pub(crate) async fn mark_needs_auth(&self) {
+        let old = {
+            let mut slot = self.lock();
+            slot.generation += 1;
+            match std::mem::replace(&mut slot.state, State::NeedsAuth) {
+                State::Connected(live) => Some(live),
+                _ => None,
+            }
+        };
+        if let Some(link) = &self.oauth {
+            link.reset().await;
+        }
+        if let Some(live) = old {
+            live.shutdown().await;
+        }
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -139,9 +178,9 @@ impl Connection {
                 State::Connected(live) if live.dead_reason().is_none() => return Ok(live.clone()),
                 State::Connecting(f) => (slot.generation, f.clone(), None),
                 _ => {
-                    if self.entry.oauth.is_some() {
+                    if self.needs_token_store() {
                         slot.state = State::NeedsAuth;
-                        return Err(McpError::OAuthNotSupported {
+                        return Err(McpError::TokensRequired {
                             server: self.name.clone(),
                         });
                     }
@@ -182,6 +221,7 @@ impl Connection {
                             slot.ever_connected = true;
                         }
                     }
+                    Err(McpError::NeedsAuth { .. }) => slot.state = State::NeedsAuth,
                     Err(e) => slot.state = State::Failed(e.to_string()),
                 }
                 false
@@ -339,18 +379,26 @@ impl Connection {
             }
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
-                let transport = http::transport(config).map_err(|message| McpError::Http {
-                    server: self.name.clone(),
-                    url: url.clone(),
-                    message,
-                    status: None,
-                })?;
-                match tokio::time::timeout(
-                    timeout,
-                    handler.clone().serve_with_lifecycle(transport, lifecycle),
-                )
-                .await
-                {
+                let served = match &self.oauth {
+                    Some(link) => {
+                        serve_oauth(&self.name, link, config, &handler, lifecycle, timeout).await?
+                    }
+                    None => {
+                        let transport =
+                            http::transport(config).map_err(|message| McpError::Http {
+                                server: self.name.clone(),
+                                url: url.clone(),
+                                message,
+                                status: None,
+                            })?;
+                        tokio::time::timeout(
+                            timeout,
+                            handler.clone().serve_with_lifecycle(transport, lifecycle),
+                        )
+                        .await
+                    }
+                };
+                match served {
                     Ok(Ok(service)) => Live::new(service, handler, None, None),
                     Ok(Err(e)) => {
                         *rejected = rejects_initialize(&e);

@@ -69,13 +69,29 @@ pub enum McpError {
     /// Two tools ended up with one name.
     #[error(transparent)]
     NameCollision(#[from] NameCollision),
-    /// The entry asks for OAuth, which this build cannot do yet.
+    /// The entry has `oauth` and no usable grant: an operator must sign in.
     #[error(
-        "MCP server `{server}`: OAuth sign-in (`oauth`) is not supported yet; pass a token in `headers` (`Authorization: Bearer …`) instead"
+        "MCP server `{server}` needs an OAuth sign-in: run `lousho login <spec> {server}` (or `lousho::mcp::oauth::login`) and start again"
     )]
-    OAuthNotSupported {
+    NeedsAuth {
         /// The server's name.
         server: String,
+    },
+    /// A server has `oauth` but no token store was given.
+    #[error(
+        "MCP server `{server}` has `oauth`, so a token store is needed: pass `ConnectOptions::tokens` (e.g. a `FileTokenStore`)"
+    )]
+    TokensRequired {
+        /// The server's name.
+        server: String,
+    },
+    /// Signing in (or stepping up the scope) failed.
+    #[error("MCP server `{server}`: {error}")]
+    OAuth {
+        /// The server's name.
+        server: String,
+        /// What failed.
+        error: super::oauth::OAuthError,
     },
     /// The server was disconnected and reconnecting is off (`lazy: false`).
     #[error(
@@ -114,7 +130,9 @@ impl McpError {
             | McpError::Handshake { server, .. }
             | McpError::StartupTimeout { server, .. }
             | McpError::ListTools { server, .. }
-            | McpError::OAuthNotSupported { server }
+            | McpError::NeedsAuth { server }
+            | McpError::TokensRequired { server }
+            | McpError::OAuth { server, .. }
             | McpError::Disconnected { server, .. }
             | McpError::UnknownServer { server } => Some(server),
             McpError::NameCollision(c) => Some(&c.second_server),

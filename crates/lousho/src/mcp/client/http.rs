@@ -7,6 +7,7 @@
 use super::config::HttpTransport;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -51,6 +52,25 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
 pub(crate) fn transport(
     config: &HttpTransport,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    Ok(StreamableHttpClientTransport::with_client(
+        shared_client()?,
+        transport_config(config)?,
+    ))
+}
+
+/// The transport of an `oauth` entry: requests go through rmcp's
+/// `AuthClient`, which adds the bearer token and refreshes it.
+pub(crate) fn auth_transport(
+    config: &HttpTransport,
+    client: AuthClient<reqwest::Client>,
+) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        transport_config(config)?,
+    ))
+}
+
+fn transport_config(config: &HttpTransport) -> Result<StreamableHttpClientTransportConfig, String> {
     let mut headers = HashMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
@@ -60,13 +80,11 @@ pub(crate) fn transport(
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let cfg = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
-        .custom_headers(headers)
-        .max_concurrent_requests(MAX_CONCURRENT_REQUESTS);
-    Ok(StreamableHttpClientTransport::with_client(
-        shared_client()?,
-        cfg,
-    ))
+    Ok(
+        StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
+            .custom_headers(headers)
+            .max_concurrent_requests(MAX_CONCURRENT_REQUESTS),
+    )
 }
 
 /// The URL without user info or query (for messages).

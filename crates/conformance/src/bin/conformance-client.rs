@@ -1,0 +1,141 @@
+//! The client the official MCP conformance suite drives
+//! (`conformance client --command target/debug/conformance-client`): the
+//! server URL is the last argument, the scenario comes from
+//! `MCP_CONFORMANCE_SCENARIO` and extra inputs (pre-registered client
+//! credentials) from `MCP_CONFORMANCE_CONTEXT`. It uses only lousho's public
+//! API: `connect_mcp` with an OAuth entry, a token store and an authorizer
+//! that plays the user agent (the suite's authorization endpoint redirects
+//! straight back with a code). Exits 0 on success, 1 on failure, within its
+//! own 20 s deadline.
+
+use async_trait::async_trait;
+use lousho::mcp::client::OAuthSettings;
+use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
+use lousho::mcp::{ConnectOptions, McpServer, ServerStatus, connect_mcp};
+use lousho::tool::ToolContext;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+/// The client ID metadata document URL the suite's `auth/basic-cimd` expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Plays the browser: GET the authorization URL and return the redirect's
+/// `Location` without following it.
+#[derive(Debug)]
+struct Headless {
+    http: reqwest::Client,
+}
+
+#[async_trait]
+impl Authorizer for Headless {
+    async fn authorize(&self, authorization_url: &str) -> Result<String, OAuthError> {
+        let response = self
+            .http
+            .get(authorization_url)
+            .send()
+            .await
+            .map_err(|e| OAuthError::Callback(format!("GET authorization URL: {e}")))?;
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| {
+                OAuthError::Callback(format!(
+                    "no redirect from the authorization endpoint ({})",
+                    response.status()
+                ))
+            })?;
+        let base = reqwest::Url::parse(authorization_url)
+            .map_err(|e| OAuthError::Callback(e.to_string()))?;
+        Ok(base
+            .join(location)
+            .map_err(|e| OAuthError::Callback(e.to_string()))?
+            .to_string())
+    }
+}
+
+async fn run(url: String, scenario: String, context: Value) -> Result<(), String> {
+    let mut entry = McpServer::http(url);
+    let mut options = ConnectOptions::default();
+    if scenario.starts_with("auth/") {
+        let mut settings =
+            OAuthSettings::new(REDIRECT_URI).client_metadata_url(CLIENT_METADATA_URL);
+        if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+            settings = settings.client_id(id);
+        }
+        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
+            settings = settings.client_secret(secret);
+        }
+        entry = entry.oauth(settings);
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
+        options = options
+            .tokens(Arc::new(MemoryTokenStore::new()))
+            .authorizer(Arc::new(Headless { http }));
+    }
+    let mcp = connect_mcp([("s", entry)], options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = mcp.status();
+    if status.get("s") != Some(&ServerStatus::Connected) {
+        mcp.close().await;
+        return Err(format!("not connected: {status:?}"));
+    }
+    let tools = mcp.tools();
+    let call = match scenario.as_str() {
+        "tools_call" => Some(("s__add_numbers", json!({"a": 5, "b": 3}))),
+        "sse-retry" => Some(("s__test_reconnection", json!({}))),
+        "elicitation-sep1034-client-defaults" => {
+            Some(("s__test_client_elicitation_defaults", json!({})))
+        }
+        s if s.starts_with("auth/") && tools.get("s__test-tool").is_some() => {
+            Some(("s__test-tool", json!({})))
+        }
+        _ => None,
+    };
+    let mut result = Ok(());
+    if let Some((name, args)) = call {
+        match tools.get(name) {
+            None => result = Err(format!("no tool {name}")),
+            Some(tool) => match tool.call(args, ToolContext::new("conformance")).await {
+                Ok(out) if out.is_error => {
+                    result = Err(format!("{name} failed: {}", out.to_model_text()))
+                }
+                Ok(_) => {}
+                Err(e) => result = Err(format!("{name} failed: {e}")),
+            },
+        }
+    }
+    mcp.close().await;
+    result
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .init();
+    let url = std::env::args().next_back().unwrap_or_default();
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let outcome = match tokio::time::timeout(DEADLINE, run(url, scenario.clone(), context)).await {
+        Ok(r) => r,
+        Err(_) => Err(format!("no result within {DEADLINE:?}")),
+    };
+    match outcome {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("conformance-client ({scenario}): {e}");
+            std::process::exit(1);
+        }
+    }
+}

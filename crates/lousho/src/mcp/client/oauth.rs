@@ -1,0 +1,115 @@
+//! OAuth for HTTP MCP servers, as the MCP authorization spec describes: an
+//! operator signs the agent in once per server ([`login`]), the grant is kept
+//! in a [`TokenStore`] keyed by the server's URL, and connections use it —
+//! refreshing it before and after expiry and saving the refreshed tokens.
+//!
+//! A server whose entry has `oauth` and no usable grant reports
+//! [`ServerStatus::NeedsAuth`](crate::mcp::ServerStatus::NeedsAuth); its tools
+//! are left out and the agent keeps working. Tokens never appear in logs,
+//! errors or `Debug` output.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use lousho::mcp::oauth::{self, FileTokenStore, TokenStore};
+//! use lousho::mcp::client::OAuthSettings;
+//! use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+//! use std::sync::Arc;
+//! let entry = McpServer::http("https://mcp.example.com/mcp")
+//!     .oauth(OAuthSettings::new("http://127.0.0.1:8765/callback"));
+//! let tokens: Arc<dyn TokenStore> = Arc::new(FileTokenStore::new("tokens.json"));
+//! // Once, by an operator:
+//! oauth::login(&entry, tokens.clone(), |url| eprintln!("Open {url}")).await?;
+//! // Every start after that:
+//! let mcp = connect_mcp([("docs", entry)], ConnectOptions::default().tokens(tokens)).await?;
+//! # let _ = mcp; Ok(()) }
+//! ```
+
+mod error;
+mod flow;
+mod glue;
+mod link;
+mod loopback;
+mod store;
+
+pub use error::OAuthError;
+pub use flow::Authorizer;
+pub use loopback::LOGIN_TIMEOUT;
+pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore, TokenStoreError};
+
+pub(crate) use glue::{answer_call_challenge, serve_oauth};
+pub(crate) use link::{MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
+
+use crate::mcp::client::config::McpServer;
+use std::sync::Arc;
+
+/// Signs in to `server` once and stores the grant in `store`, keyed by the
+/// server's URL.
+///
+/// It binds the entry's `oauth.redirectUri` port on 127.0.0.1 first, then
+/// discovers the authorization server (the server's `WWW-Authenticate`
+/// challenge, then well-known URIs), registers or identifies the client,
+/// calls `on_authorize_url` with the URL the operator must open, waits (up to
+/// [`LOGIN_TIMEOUT`]) for the browser's redirect with the code, and exchanges
+/// it (PKCE S256, RFC 8707 `resource`). It prints nothing itself.
+pub async fn login<F>(
+    server: &McpServer,
+    store: Arc<dyn TokenStore>,
+    on_authorize_url: F,
+) -> Result<StoredToken, OAuthError>
+where
+    F: FnOnce(&str) + Send,
+{
+    let authorizer = {
+        let (_, settings) = flow::oauth_entry(server)?;
+        loopback::LoopbackAuthorizer::bind(
+            flow::redirect_uri(settings)?,
+            on_authorize_url,
+            LOGIN_TIMEOUT,
+        )
+        .await?
+    };
+    sign_in(server, store, &authorizer).await
+}
+
+/// Signs in to `server` through any [`Authorizer`] (what [`login`] does with
+/// its loopback listener) and returns the stored grant.
+pub async fn sign_in(
+    server: &McpServer,
+    store: Arc<dyn TokenStore>,
+    authorizer: &dyn Authorizer,
+) -> Result<StoredToken, OAuthError> {
+    let (http, settings) = flow::oauth_entry(server)?;
+    let challenge = flow::probe_challenge(&http.url).await;
+    flow::authorize(
+        &http.url,
+        settings,
+        &store,
+        challenge.as_deref(),
+        authorizer,
+    )
+    .await?;
+    store
+        .load(&http.url)
+        .await?
+        .ok_or_else(|| OAuthError::SignIn {
+            server_url: http.url.clone(),
+            message: "the token store did not keep the grant".into(),
+        })
+}
+
+/// Forgets the grant for `server`; true when there was one.
+pub async fn logout(server: &McpServer, store: &dyn TokenStore) -> Result<bool, OAuthError> {
+    let (http, _) = flow::oauth_entry(server)?;
+    let had = store.load(&http.url).await?.is_some();
+    store.remove(&http.url).await?;
+    Ok(had)
+}
+
+/// The stored grant for `server`, if any (for `status`-like displays).
+pub async fn stored_token(
+    server: &McpServer,
+    store: &dyn TokenStore,
+) -> Result<Option<StoredToken>, OAuthError> {
+    let (http, _) = flow::oauth_entry(server)?;
+    Ok(store.load(&http.url).await?)
+}

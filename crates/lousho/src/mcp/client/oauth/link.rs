@@ -1,0 +1,159 @@
+//! One OAuth server's credentials as its connection uses them: the
+//! `AuthClient` rmcp's transport sends requests through (it adds the bearer
+//! token, refreshes before expiry and once after a 401, and saves refreshed
+//! tokens to the store), plus sign-in and step-up when an
+//! [`Authorizer`] is available.
+
+use super::error::OAuthError;
+use super::flow::{self, Authorizer};
+use super::store::TokenStore;
+use crate::mcp::client::config::OAuthSettings;
+use rmcp::transport::auth::AuthClient;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Sign-ins plus step-ups one connection may run before it gives up.
+pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
+
+/// Why a connection cannot get a usable client.
+pub(crate) enum LinkError {
+    /// `tokens` was not passed to `connect_mcp`.
+    NoStore,
+    /// Nobody is signed in (or the grant is unusable).
+    NeedsAuth,
+    /// Discovery or the store failed.
+    Failed(OAuthError),
+}
+
+pub(crate) struct OAuthLink {
+    url: String,
+    settings: OAuthSettings,
+    store: Option<Arc<dyn TokenStore>>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
+    authorizations: AtomicU32,
+}
+
+impl OAuthLink {
+    pub(crate) fn new(
+        url: String,
+        settings: OAuthSettings,
+        store: Option<Arc<dyn TokenStore>>,
+        authorizer: Option<Arc<dyn Authorizer>>,
+    ) -> Self {
+        Self {
+            url,
+            settings,
+            store,
+            authorizer,
+            client: tokio::sync::Mutex::new(None),
+            authorizations: AtomicU32::new(0),
+        }
+    }
+
+    pub(crate) fn has_store(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// The client for a new transport: the stored grant, or (with an
+    /// authorizer) an unauthenticated one whose 401 starts a sign-in.
+    pub(crate) async fn client(&self) -> Result<AuthClient<reqwest::Client>, LinkError> {
+        let store = self.store.as_ref().ok_or(LinkError::NoStore)?;
+        let mut slot = self.client.lock().await;
+        if let Some(client) = slot.as_ref() {
+            return Ok(client.clone());
+        }
+        let http = crate::mcp::client::http::shared_client().map_err(|message| {
+            LinkError::Failed(OAuthError::SignIn {
+                server_url: self.url.clone(),
+                message,
+            })
+        })?;
+        let mut manager = flow::manager(&self.url, store)
+            .await
+            .map_err(LinkError::Failed)?;
+        let restored = flow::restore(&mut manager, &self.url, &self.settings)
+            .await
+            .map_err(LinkError::Failed)?;
+        if !restored && self.authorizer.is_none() {
+            return Err(LinkError::NeedsAuth);
+        }
+        let client = AuthClient::new(http, manager);
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
+    /// Reacts to a 401/403 challenge: signs in (or steps up the scope) when
+    /// an authorizer is available and the attempts are not used up. True when
+    /// the request should be retried.
+    pub(crate) async fn answer_challenge(&self, challenge: &str) -> Result<bool, OAuthError> {
+        let (Some(authorizer), Some(store)) = (&self.authorizer, &self.store) else {
+            return Ok(false);
+        };
+        if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
+            tracing::warn!(url = %self.url, "giving up after {MAX_AUTHORIZATIONS} authorizations");
+            return Ok(false);
+        }
+        let client = self.client.lock().await.clone();
+        let signed_in = match &client {
+            Some(c) => c.auth_manager.lock().await.get_access_token().await.is_ok(),
+            None => false,
+        };
+        if let Some(client) = client
+            .as_ref()
+            .filter(|_| signed_in && flow::is_insufficient_scope(challenge, &self.url))
+        {
+            let manager = client.auth_manager.lock().await;
+            flow::step_up(&manager, &self.url, challenge, authorizer.as_ref()).await?;
+            return Ok(true);
+        }
+        let manager = flow::authorize(
+            &self.url,
+            &self.settings,
+            store,
+            Some(challenge),
+            authorizer.as_ref(),
+        )
+        .await?;
+        match client {
+            Some(c) => *c.auth_manager.lock().await = manager,
+            None => {
+                let http = crate::mcp::client::http::shared_client().map_err(|message| {
+                    OAuthError::SignIn {
+                        server_url: self.url.clone(),
+                        message,
+                    }
+                })?;
+                *self.client.lock().await = Some(AuthClient::new(http, manager));
+            }
+        }
+        Ok(true)
+    }
+
+    /// Forgets the in-memory client (after the grant proved unusable), so the
+    /// next connect reads the store again.
+    pub(crate) async fn reset(&self) {
+        *self.client.lock().await = None;
+    }
+
+    /// A new connect may authorize again.
+    pub(crate) fn reset_attempts(&self) {
+        self.authorizations.store(0, Ordering::SeqCst);
+    }
+}
+
+/// The `WWW-Authenticate` challenge of a 401/403 somewhere in an error chain.
+pub(crate) fn challenge_of(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut source = Some(e);
+    while let Some(current) = source {
+        if let Some(a) = current.downcast_ref::<AuthRequiredError>() {
+            return Some(a.www_authenticate_header.clone());
+        }
+        if let Some(s) = current.downcast_ref::<InsufficientScopeError>() {
+            return Some(s.www_authenticate_header.clone());
+        }
+        source = current.source();
+    }
+    None
+}

@@ -63,7 +63,7 @@ pub use agent::{
 };
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 #[cfg(feature = "mcp")]
-pub use mcp::{connect_mcp, load_mcp_tools};
+pub use mcp::{McpServer, ServeOptions, connect_mcp, load_mcp_tools, serve_mcp};
 pub use model::{
     Anthropic, Message, Model, ModelError, ModelEvent, ModelRequest, OpenAi, ScriptedModel,
     ScriptedTurn, TestModel, ToolCall, Usage, resolve_model,

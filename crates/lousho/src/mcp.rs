@@ -9,6 +9,7 @@ pub use client::{
     ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError, ServerStatus,
     ToolNaming, connect_mcp, load_mcp_tools,
 };
+pub use server::{Auth, HttpOptions, McpServerHandle, McpTransport, ServeOptions, serve_mcp};
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for
 /// [`load_mcp_tools`] with a client you connected yourself. This is the only

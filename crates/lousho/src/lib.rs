@@ -42,6 +42,7 @@
 //! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`] |
 //! | models | [`Model`], [`TestModel`], [`ScriptedModel`], [`resolve_model`] |
 //! | approval | [`Approval`], [`Permissions`], [`ApprovalRequest`], [`Decisions`], [`RunState`] — the decision order is in [`policy`] |
+//! | built-in tools | [`fs_tools`], [`todo_tools`], [`clock_tools`], [`builtin`] |
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
@@ -49,6 +50,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+pub mod builtin;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod model;
@@ -63,6 +65,7 @@ pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
+pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use policy::{
     Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,
     PermissionRule, Permissions, ToolDecision,

@@ -1,6 +1,10 @@
 //! agent_loop
 mod agent_loop;
 mod approvals;
+mod builtins_clock;
+mod builtins_fs;
+mod builtins_sandbox;
+mod builtins_todo;
 mod models;
 mod permissions;
 mod resume;

@@ -1,0 +1,232 @@
+//! `grep {pattern, path?, glob?, case_insensitive?, context?, max_results?}`:
+//! a regex search over the workspace, on ripgrep's own search crates.
+
+mod render;
+mod sink;
+
+use super::walk::{walk_parallel, walker};
+use super::{FsToolError, Workspace, run_blocking};
+use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::WalkState;
+use ignore::overrides::OverrideBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use sink::{Collect, FileHits, Outcome};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio_util::sync::CancellationToken;
+
+const DESCRIPTION: &str = "Search file contents in the workspace with a regular expression \
+(Rust regex syntax, as in ripgrep). Returns matching lines as `path:line:text`, sorted by path \
+then line; with `context`, surrounding lines appear as `path-line-text` and groups are separated \
+by `--`. Hidden files, files ignored by .gitignore/.ignore and binary files are skipped. Narrow \
+the search with `path` (a folder or file) and `glob` (e.g. `*.rs`, `src/**/*.ts`, or `!*.md` to \
+exclude). A note at the end says how many matches there were and whether some were left out.";
+
+/// `grep`'s input.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GrepInput {
+    /// The regular expression to search for (one line at a time).
+    pattern: String,
+    /// A folder or file to search, relative to the workspace root (default: the whole workspace).
+    path: Option<String>,
+    /// Only search files matching this glob, as ripgrep's `-g` (`*.rs` matches at any depth; a leading `!` excludes).
+    glob: Option<String>,
+    /// Match without regard to case (default false).
+    #[serde(default)]
+    case_insensitive: bool,
+    /// Lines of context to show before and after each match (default 0, at most 10).
+    context: Option<u32>,
+    /// The most matching lines to return (default 100, at most 1000).
+    #[schemars(range(min = 1))]
+    max_results: Option<u32>,
+}
+
+/// Matching lines kept at most before the walk stops, whatever the cap.
+const HARD_LIMIT: usize = 20_000;
+
+/// The `grep` tool bound to `workspace`.
+pub fn grep_tool(workspace: &Workspace) -> DefinedTool {
+    let ws = workspace.clone();
+    define_tool_with_context(
+        "grep",
+        DESCRIPTION,
+        move |input: GrepInput, ctx: ToolContext| {
+            let ws = ws.clone();
+            async move { run_blocking(&ctx.cancel, move |cancel| grep(&ws, &input, &cancel)).await }
+        },
+    )
+    .read_only()
+}
+
+/// What one search found.
+pub(crate) struct Found {
+    /// Files with at least one match.
+    pub files: Vec<FileHits>,
+    /// Files searched.
+    pub searched: usize,
+    /// Binary files skipped.
+    pub binary: usize,
+    /// The walk stopped at [`HARD_LIMIT`].
+    pub stopped_early: bool,
+}
+
+fn grep(
+    ws: &Workspace,
+    input: &GrepInput,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, FsToolError> {
+    let limits = ws.limits();
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(input.case_insensitive)
+        .line_terminator(Some(b'\n'))
+        .build(&input.pattern)
+        .map_err(|e| FsToolError::InvalidRegex {
+            pattern: input.pattern.clone(),
+            message: e.to_string(),
+        })?;
+    let resolved = ws.resolve_path(input.path.as_deref().unwrap_or("."))?;
+    let max_results = input.max_results.map_or(limits.grep_default_results, |n| {
+        usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .clamp(1, limits.grep_max_results)
+    });
+    let context = input.context.map_or(0, |c| {
+        usize::try_from(c)
+            .unwrap_or(usize::MAX)
+            .min(limits.grep_max_context)
+    });
+    let mut searcher = SearcherBuilder::new();
+    searcher
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .before_context(context)
+        .after_context(context);
+
+    let found = if resolved.real.is_file() {
+        search_one(ws, &searcher.build(), &matcher, &resolved.real, max_results)
+    } else {
+        let mut walk = walker(ws, &resolved.real);
+        if let Some(glob) = &input.glob {
+            let mut overrides = OverrideBuilder::new(&resolved.real);
+            let invalid = |e: ignore::Error| FsToolError::InvalidGlob {
+                pattern: glob.clone(),
+                message: e.to_string(),
+            };
+            overrides.add(glob).map_err(invalid)?;
+            walk.overrides(overrides.build().map_err(invalid)?);
+        }
+        search_tree(ws, &walk, &searcher, &matcher, max_results, cancel)
+    };
+    Ok(ToolOutput::text(render::render(
+        &found,
+        &input.pattern,
+        &resolved.display,
+        max_results,
+    )))
+}
+
+fn search_one(
+    ws: &Workspace,
+    searcher: &Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    max_results: usize,
+) -> Found {
+    let mut sink = Collect::new(max_results, ws.limits().grep_line_chars);
+    let mut searcher = searcher.clone();
+    let _ = searcher.search_path(matcher, path, &mut sink);
+    let mut found = Found {
+        files: Vec::new(),
+        searched: 1,
+        binary: 0,
+        stopped_early: false,
+    };
+    match sink.finish(|| ws.display(path)) {
+        Outcome::Hits(hits) => found.files.push(hits),
+        Outcome::NoMatch => {}
+        Outcome::Binary => found.binary = 1,
+    }
+    found
+}
+
+struct ThreadState {
+    searcher: Searcher,
+    matcher: RegexMatcher,
+    sink: Collect,
+    files: Vec<FileHits>,
+    searched: usize,
+    binary: usize,
+}
+
+fn search_tree(
+    ws: &Workspace,
+    walk: &ignore::WalkBuilder,
+    searcher: &SearcherBuilder,
+    matcher: &RegexMatcher,
+    max_results: usize,
+    cancel: &CancellationToken,
+) -> Found {
+    let kept = AtomicUsize::new(0);
+    let line_chars = ws.limits().grep_line_chars;
+    let states = walk_parallel(
+        walk,
+        cancel,
+        || ThreadState {
+            searcher: searcher.build(),
+            matcher: matcher.clone(),
+            sink: Collect::new(max_results, line_chars),
+            files: Vec::new(),
+            searched: 0,
+            binary: 0,
+        },
+        |state: &mut ThreadState, entry| {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            state.searched += 1;
+            let ThreadState {
+                searcher,
+                matcher,
+                sink,
+                ..
+            } = state;
+            if searcher
+                .search_path(&*matcher, entry.path(), &mut *sink)
+                .is_err()
+            {
+                // Unreadable file (permissions, vanished): skip it, as rg does.
+                sink.reset();
+                return WalkState::Continue;
+            }
+            match sink.finish(|| ws.display(entry.path())) {
+                Outcome::Hits(hits) => {
+                    let n = hits.kept_matches;
+                    state.files.push(hits);
+                    if kept.fetch_add(n, Ordering::Relaxed) + n >= HARD_LIMIT {
+                        return WalkState::Quit;
+                    }
+                }
+                Outcome::NoMatch => {}
+                Outcome::Binary => state.binary += 1,
+            }
+            WalkState::Continue
+        },
+    );
+    let mut found = Found {
+        files: Vec::new(),
+        searched: 0,
+        binary: 0,
+        stopped_early: kept.load(Ordering::Relaxed) >= HARD_LIMIT,
+    };
+    for state in states {
+        found.files.extend(state.files);
+        found.searched += state.searched;
+        found.binary += state.binary;
+    }
+    found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    found
+}

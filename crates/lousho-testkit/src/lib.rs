@@ -3,4 +3,5 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod mock_provider;
 pub mod tools;

@@ -4,21 +4,33 @@
 //! deltas, complete tool calls, usage, the finish reason) and the agent loop
 //! collects them. Dropping the stream cancels the request.
 //!
+//! Providers over HTTP: [`OpenAi`] (OpenAI Chat Completions, and through it
+//! OpenRouter, Ollama and any OpenAI-compatible server) and [`Anthropic`]
+//! (Messages API). [`resolve_model`] picks one from a `"vendor/model"` string.
+//!
 //! [`TestModel`] and [`ScriptedModel`] are deterministic models for testing
 //! your own agents without a network or an API key.
 
+mod anthropic;
 mod error;
 mod event;
 mod message;
+mod openai;
+mod provider;
 mod request;
 mod resolve;
 mod test;
 
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicBuilder, DEFAULT_MAX_TOKENS,
+};
 pub use error::ModelError;
 pub use event::{FinishReason, ModelEvent, Usage};
 pub use message::{Message, Part, Role, ToolCall, ToolResult};
+pub use openai::{OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAi, OpenAiBuilder};
+pub use provider::{ApiKey, RetryNotice, RetryPolicy, SchemaProfile};
 pub use request::{ModelRequest, ModelSettings, ToolDefinition};
-pub use resolve::{ModelRef, resolve_model};
+pub use resolve::{ModelFactory, ModelRef, resolve_model, resolve_model_with_env};
 pub use test::{ScriptedModel, ScriptedTurn, TestModel, arguments_for_schema};
 
 use futures::stream::BoxStream;

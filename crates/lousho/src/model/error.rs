@@ -42,6 +42,15 @@ pub enum ModelError {
         /// The provider's message.
         message: String,
     },
+    /// The account is out of credits or over its quota (a 429 that waiting
+    /// does not fix, e.g. OpenAI's `insufficient_quota`).
+    #[error("{provider}: quota exceeded: {message} — check the account's plan and billing")]
+    QuotaExceeded {
+        /// The provider.
+        provider: String,
+        /// The provider's message.
+        message: String,
+    },
     /// The conversation is longer than the model's context.
     #[error("{provider}: context length exceeded: {message}")]
     ContextLengthExceeded {
@@ -96,6 +105,15 @@ pub enum ModelError {
         /// Why.
         message: String,
     },
+    /// The provider is configured wrongly (a malformed base URL, a key that
+    /// cannot be sent as a header).
+    #[error("{provider}: invalid configuration: {message}")]
+    InvalidConfig {
+        /// The provider.
+        provider: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The request was cancelled.
     #[error("cancelled")]
     Cancelled,
@@ -112,5 +130,65 @@ impl ModelError {
             self,
             ModelError::RateLimited { .. } | ModelError::Server { .. } | ModelError::Network { .. }
         )
+    }
+
+    /// The same error with `key` replaced by `[redacted]` in its message.
+    pub(crate) fn scrub(self, key: &crate::model::ApiKey) -> Self {
+        use ModelError as E;
+        match self {
+            E::Authentication {
+                provider,
+                status,
+                message,
+            } => E::Authentication {
+                provider,
+                status,
+                message: key.scrub(&message),
+            },
+            E::RateLimited {
+                provider,
+                retry_after,
+                message,
+            } => E::RateLimited {
+                provider,
+                retry_after,
+                message: key.scrub(&message),
+            },
+            E::QuotaExceeded { provider, message } => E::QuotaExceeded {
+                provider,
+                message: key.scrub(&message),
+            },
+            E::ContextLengthExceeded { provider, message } => E::ContextLengthExceeded {
+                provider,
+                message: key.scrub(&message),
+            },
+            E::BadRequest {
+                provider,
+                status,
+                message,
+            } => E::BadRequest {
+                provider,
+                status,
+                message: key.scrub(&message),
+            },
+            E::Server {
+                provider,
+                status,
+                message,
+            } => E::Server {
+                provider,
+                status,
+                message: key.scrub(&message),
+            },
+            E::Network { provider, message } => E::Network {
+                provider,
+                message: key.scrub(&message),
+            },
+            E::InvalidResponse { provider, message } => E::InvalidResponse {
+                provider,
+                message: key.scrub(&message),
+            },
+            other => other,
+        }
     }
 }

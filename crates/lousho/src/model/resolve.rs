@@ -1,6 +1,10 @@
-use super::{Model, ModelError, TestModel};
+use super::provider::{EnvLookup, process_env};
+use super::{Anthropic, Model, ModelError, OpenAi, TestModel};
 use std::fmt;
 use std::sync::Arc;
+
+/// Builds a model when the agent is built (a provider builder).
+pub type ModelFactory = Arc<dyn Fn() -> Result<Arc<dyn Model>, ModelError> + Send + Sync>;
 
 /// A model given to the builder: a `"vendor/model"` string, resolved at
 /// `build()`, or a model value.
@@ -10,6 +14,10 @@ pub enum ModelRef {
     Name(String),
     /// A model value.
     Model(Arc<dyn Model>),
+    /// A model built at `build()` (a provider builder such as
+    /// [`OpenAiBuilder`](crate::model::OpenAiBuilder)), so a missing key is
+    /// reported by [`AgentBuilder::build`](crate::AgentBuilder::build).
+    Deferred(ModelFactory),
 }
 
 impl fmt::Debug for ModelRef {
@@ -17,6 +25,7 @@ impl fmt::Debug for ModelRef {
         match self {
             ModelRef::Name(n) => write!(f, "Name({n:?})"),
             ModelRef::Model(m) => write!(f, "Model({:?})", m.name()),
+            ModelRef::Deferred(_) => f.write_str("Deferred"),
         }
     }
 }
@@ -52,30 +61,62 @@ impl<M: Model> From<M> for ModelRef {
 }
 
 impl ModelRef {
-    /// The model, resolving a name.
+    /// A model built by `factory` when the agent is built.
+    pub fn deferred(
+        factory: impl Fn() -> Result<Arc<dyn Model>, ModelError> + Send + Sync + 'static,
+    ) -> Self {
+        ModelRef::Deferred(Arc::new(factory))
+    }
+
+    /// The model, resolving a name or running a factory.
     pub fn resolve(&self) -> Result<Arc<dyn Model>, ModelError> {
         match self {
             ModelRef::Name(n) => resolve_model(n),
             ModelRef::Model(m) => Ok(m.clone()),
+            ModelRef::Deferred(factory) => factory(),
         }
     }
 }
 
-/// Resolves a `"vendor/model"` string to a model.
+/// Resolves a `"vendor/model"` string to a model, reading keys and base URLs
+/// from the environment. A missing key is [`ModelError::MissingApiKey`]
+/// naming the variable, before any request.
 ///
-/// | string | model |
-/// | --- | --- |
-/// | `test`, `test/<anything>` | [`TestModel`] |
+/// | string | model | key | base URL |
+/// | --- | --- | --- | --- |
+/// | `openai/<model>` | [`OpenAi::builder`] | `OPENAI_API_KEY` | `OPENAI_BASE_URL` or `https://api.openai.com/v1` |
+/// | `anthropic/<model>` | [`Anthropic::builder`] | `ANTHROPIC_API_KEY` | `ANTHROPIC_BASE_URL` or `https://api.anthropic.com` |
+/// | `openrouter/<vendor>/<model>` | [`OpenAi::openrouter`] | `OPENROUTER_API_KEY` | `https://openrouter.ai/api/v1` |
+/// | `ollama/<model>` | [`OpenAi::ollama`] | none | `OLLAMA_BASE_URL` or `http://127.0.0.1:11434/v1` |
+/// | `test`, `test/<anything>` | [`TestModel`] | none | none |
 pub fn resolve_model(model: &str) -> Result<Arc<dyn Model>, ModelError> {
+    resolve_model_with_env(model, &process_env)
+}
+
+/// [`resolve_model`] with your own environment lookup (a spec file's
+/// variables, or a test's) instead of the process environment.
+pub fn resolve_model_with_env(
+    model: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Model>, ModelError> {
+    let env: EnvLookup<'_> = env;
     let (vendor, rest) = model.split_once('/').unwrap_or((model, ""));
+    let unknown = || ModelError::UnknownModel {
+        model: model.to_owned(),
+    };
+    if vendor != "test" && rest.trim().is_empty() {
+        return Err(unknown());
+    }
     match vendor {
         "test" => Ok(Arc::new(TestModel::new().named(if rest.is_empty() {
             "test".to_owned()
         } else {
             model.to_owned()
         }))),
-        _ => Err(ModelError::UnknownModel {
-            model: model.to_owned(),
-        }),
+        "openai" => Ok(Arc::new(OpenAi::builder(rest).build_with_env(env)?)),
+        "openrouter" => Ok(Arc::new(OpenAi::openrouter(rest).build_with_env(env)?)),
+        "ollama" => Ok(Arc::new(OpenAi::ollama(rest).build_with_env(env)?)),
+        "anthropic" => Ok(Arc::new(Anthropic::builder(rest).build_with_env(env)?)),
+        _ => Err(unknown()),
     }
 }

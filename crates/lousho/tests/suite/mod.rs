@@ -8,4 +8,7 @@ mod builtins_todo;
 mod models;
 mod permissions;
 mod resume;
+mod providers_anthropic;
+mod providers_common;
+mod providers_openai;
 mod tools;

@@ -1,0 +1,134 @@
+//! The Anthropic Messages wire format: named SSE events (`message_start`,
+//! `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`) and
+//! `{"type": "error", "error": …}` bodies.
+
+use super::reply::{Body, MockReply, Step};
+use serde_json::{Value, json};
+
+pub(crate) const PATH: &str = "/v1/messages";
+pub(crate) const KEEP_ALIVE: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+
+fn frame(value: &Value) -> String {
+    let name = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("message");
+    format!("event: {name}\ndata: {value}\n\n")
+}
+
+/// An error body as Anthropic sends it.
+pub(crate) fn error_body(kind: &str, message: &str) -> String {
+    json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": "req_mock" }).to_string()
+}
+
+/// 401 unless `x-api-key` is `key`; 400 without `anthropic-version`.
+pub(crate) fn check_auth(
+    api_key: Option<&str>,
+    version: Option<&str>,
+    key: &str,
+) -> Option<(u16, String)> {
+    if api_key != Some(key) {
+        let message = if api_key.is_none() {
+            "x-api-key header is required"
+        } else {
+            "invalid x-api-key"
+        };
+        return Some((401, error_body("authentication_error", message)));
+    }
+    if version.is_none() {
+        return Some((
+            400,
+            error_body(
+                "invalid_request_error",
+                "anthropic-version: header is required",
+            ),
+        ));
+    }
+    None
+}
+
+/// The event stream for `reply`.
+pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<String> {
+    let Body::Stream(steps) = &reply.body else {
+        return Vec::new();
+    };
+    let model = request
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model");
+    let (input, output) = reply.usage.unwrap_or((0, 0));
+    let mut out = vec![frame(&json!({
+        "type": "message_start",
+        "message": {
+            "id": format!("msg_mock{serial}"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": { "input_tokens": input, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": 1 },
+        },
+    }))];
+    for (index, step) in steps.iter().enumerate() {
+        match step {
+            Step::Text(pieces) => {
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "text", "text": "" } }),
+                ));
+                if index == 0 {
+                    out.push(frame(&json!({ "type": "ping" })));
+                }
+                for p in pieces {
+                    out.push(frame(
+                        &json!({ "type": "content_block_delta", "index": index,
+                        "delta": { "type": "text_delta", "text": p } }),
+                    ));
+                }
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index }),
+                ));
+            }
+            Step::ToolCall {
+                id,
+                name,
+                fragments,
+            } => {
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "tool_use", "id": id, "name": name, "input": {} } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_delta", "index": index,
+                    "delta": { "type": "input_json_delta", "partial_json": "" } }),
+                ));
+                for f in fragments {
+                    out.push(frame(
+                        &json!({ "type": "content_block_delta", "index": index,
+                        "delta": { "type": "input_json_delta", "partial_json": f } }),
+                    ));
+                }
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index }),
+                ));
+            }
+            Step::StreamError { kind, message } => {
+                out.push(frame(
+                    &json!({ "type": "error", "error": { "type": kind, "message": message } }),
+                ));
+                return out;
+            }
+        }
+    }
+    if reply.hold {
+        return out; // the stream stays open, unfinished
+    }
+    let finish = reply.finish.clone().unwrap_or_else(|| {
+        if reply.has_tool_calls() {
+            "tool_use".into()
+        } else {
+            "end_turn".into()
+        }
+    });
+    out.push(frame(&json!({ "type": "message_delta",
+        "delta": { "stop_reason": finish, "stop_sequence": null }, "usage": { "output_tokens": output } })));
+    out.push(frame(&json!({ "type": "message_stop" })));
+    out
+}

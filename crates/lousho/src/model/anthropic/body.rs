@@ -1,0 +1,134 @@
+//! The Messages API request body.
+
+use crate::model::{Message, ModelRequest, Part, Role};
+use crate::tool::{Content, ToolOutput};
+use serde_json::{Map, Value, json};
+
+/// The JSON body for `request`, with `tools` already normalised:
+/// `(name, description, schema)`.
+pub(super) fn request_body(
+    model: &str,
+    request: &ModelRequest,
+    tools: Vec<(&str, &str, Value)>,
+    default_max_tokens: u32,
+) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert(
+        "max_tokens".into(),
+        json!(request.settings.max_tokens.unwrap_or(default_max_tokens)),
+    );
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        body.insert("system".into(), json!(system));
+    }
+    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    if !tools.is_empty() {
+        let tools = tools
+            .into_iter()
+            .map(|(name, description, schema)| {
+                json!({ "name": name, "description": description, "input_schema": schema })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(t) = request.settings.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
+}
+
+/// Messages as `user`/`assistant` turns: tool results go in a user turn,
+/// consecutive turns of one role are merged, empty turns are left out (the
+/// API rejects both).
+fn messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for message in messages {
+        let role = match message.role {
+            Role::Assistant => "assistant",
+            Role::User | Role::Tool => "user",
+        };
+        let blocks: Vec<Value> = message.parts.iter().filter_map(block).collect();
+        if blocks.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((last, content)) if *last == role => {
+                // tool_result blocks must come first in a user turn.
+                let (mut results, rest): (Vec<Value>, Vec<Value>) =
+                    blocks.into_iter().partition(|b| b["type"] == "tool_result");
+                if results.is_empty() {
+                    content.extend(rest);
+                } else {
+                    let earlier: Vec<Value> = std::mem::take(content);
+                    let (mut first, others): (Vec<Value>, Vec<Value>) = earlier
+                        .into_iter()
+                        .partition(|b| b["type"] == "tool_result");
+                    first.append(&mut results);
+                    first.extend(others);
+                    first.extend(rest);
+                    *content = first;
+                }
+            }
+            _ => out.push((role, blocks)),
+        }
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({ "role": role, "content": content }))
+        .collect()
+}
+
+fn block(part: &Part) -> Option<Value> {
+    match part {
+        Part::Text { text } if text.is_empty() => None,
+        Part::Text { text } => Some(json!({ "type": "text", "text": text })),
+        Part::Image { data, mime_type } => Some(image(data, mime_type)),
+        Part::ToolCall(call) => {
+            let input = match &call.arguments {
+                Value::Object(_) => call.arguments.clone(),
+                // The API needs an object; keep what the model sent, visibly.
+                other => json!({ "arguments": other }),
+            };
+            Some(json!({ "type": "tool_use", "id": call.id, "name": call.name, "input": input }))
+        }
+        Part::ToolResult(result) => {
+            let mut b = Map::new();
+            b.insert("type".into(), json!("tool_result"));
+            b.insert("tool_use_id".into(), json!(result.call_id));
+            let content = tool_result_content(&result.output);
+            if !content.is_empty() {
+                b.insert("content".into(), Value::Array(content));
+            }
+            if result.output.is_error {
+                b.insert("is_error".into(), json!(true));
+            }
+            Some(Value::Object(b))
+        }
+    }
+}
+
+fn image(data: &str, mime_type: &str) -> Value {
+    json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })
+}
+
+/// Text and images go as blocks (Anthropic accepts images in tool results);
+/// other content is described as text.
+fn tool_result_content(output: &ToolOutput) -> Vec<Value> {
+    let mut blocks: Vec<Value> = output
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Image { data, mime_type } => Some(image(data, mime_type)),
+            other => {
+                let text = other.to_model_text();
+                (!text.is_empty()).then(|| json!({ "type": "text", "text": text }))
+            }
+        })
+        .collect();
+    if blocks.is_empty()
+        && let Some(s) = &output.structured
+    {
+        blocks.push(json!({ "type": "text", "text": s.to_string() }));
+    }
+    blocks
+}

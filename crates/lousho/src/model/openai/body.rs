@@ -1,0 +1,153 @@
+//! The Chat Completions request body.
+
+use crate::model::{Message, ModelRequest, Part, Role};
+use crate::tool::ToolOutput;
+use serde_json::{Map, Value, json};
+
+/// Which field carries the output limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MaxTokensField {
+    /// `max_completion_tokens` (OpenAI; `max_tokens` is rejected by reasoning models).
+    MaxCompletionTokens,
+    /// `max_tokens` (OpenRouter, Ollama and other compatible servers).
+    MaxTokens,
+}
+
+/// Body options fixed at build time.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyOptions {
+    pub max_tokens_field: MaxTokensField,
+    pub include_usage: bool,
+}
+
+/// The JSON body for `request`, with `tools` already normalised:
+/// `(name, description, schema)`.
+pub(super) fn request_body(
+    model: &str,
+    request: &ModelRequest,
+    tools: Vec<(&str, &str, Value)>,
+    options: BodyOptions,
+) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({ "role": "system", "content": system }));
+    }
+    for message in &request.messages {
+        push_message(&mut messages, message);
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !tools.is_empty() {
+        let tools = tools
+            .into_iter()
+            .map(|(name, description, parameters)| {
+                json!({
+                    "type": "function",
+                    "function": { "name": name, "description": description, "parameters": parameters },
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = request.settings.max_tokens {
+        let field = match options.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        };
+        body.insert(field.into(), json!(max));
+    }
+    if let Some(t) = request.settings.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    body.insert("stream".into(), json!(true));
+    if options.include_usage {
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+    }
+    Value::Object(body)
+}
+
+fn push_message(out: &mut Vec<Value>, message: &Message) {
+    match message.role {
+        Role::User => out.push(json!({ "role": "user", "content": user_content(&message.parts) })),
+        Role::Assistant => {
+            let text = message.text();
+            let calls: Vec<Value> = message
+                .tool_calls()
+                .map(|c| {
+                    json!({
+                        "id": c.id,
+                        "type": "function",
+                        "function": { "name": c.name, "arguments": c.arguments.to_string() },
+                    })
+                })
+                .collect();
+            let mut m = Map::new();
+            m.insert("role".into(), json!("assistant"));
+            m.insert(
+                "content".into(),
+                if text.is_empty() && !calls.is_empty() {
+                    Value::Null
+                } else {
+                    json!(text)
+                },
+            );
+            if !calls.is_empty() {
+                m.insert("tool_calls".into(), Value::Array(calls));
+            }
+            out.push(Value::Object(m));
+        }
+        Role::Tool => {
+            for part in &message.parts {
+                match part {
+                    Part::ToolResult(r) => out.push(json!({
+                        "role": "tool",
+                        "tool_call_id": r.call_id,
+                        "content": tool_text(&r.output),
+                    })),
+                    // Text beside tool results (rare) goes as a user message.
+                    Part::Text { text } => out.push(json!({ "role": "user", "content": text })),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// A plain string when the message is text only, else content parts.
+fn user_content(parts: &[Part]) -> Value {
+    let text_only = parts.iter().all(|p| matches!(p, Part::Text { .. }));
+    if text_only {
+        let mut text = String::new();
+        for p in parts {
+            if let Part::Text { text: t } = p {
+                text.push_str(t);
+            }
+        }
+        return json!(text);
+    }
+    let items = parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(json!({ "type": "text", "text": text })),
+            Part::Image { data, mime_type } => Some(json!({
+                "type": "image_url",
+                "image_url": { "url": format!("data:{mime_type};base64,{data}") },
+            })),
+            Part::ToolResult(r) => Some(json!({ "type": "text", "text": tool_text(&r.output) })),
+            _ => None,
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// Chat Completions tool messages carry text only: images and audio are
+/// described (`[image image/png, N bytes base64]`), and a failed call says so.
+fn tool_text(output: &ToolOutput) -> String {
+    let text = output.to_model_text();
+    if output.is_error {
+        format!("Error: {text}")
+    } else {
+        text
+    }
+}

@@ -4,4 +4,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod mock_provider;
+pub mod mcp_fixture;
 pub mod tools;

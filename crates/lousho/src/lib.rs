@@ -70,6 +70,8 @@ pub use policy::{
     Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,
     PermissionRule, Permissions, ToolDecision,
 };
+#[cfg(feature = "mcp")]
+pub use mcp::{connect_mcp, load_mcp_tools};
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,
     ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,

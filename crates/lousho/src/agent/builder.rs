@@ -31,6 +31,8 @@ pub struct AgentBuilder {
     settings: ModelSettings,
     permissions: Permissions,
     approval_handler: Option<ApprovalHandler>,
+    #[cfg(feature = "mcp")]
+    mcp_servers: crate::mcp::McpServers,
 }
 
 impl AgentBuilder {
@@ -76,6 +78,26 @@ impl AgentBuilder {
     /// Adds a source of tools that come and go at run time (MCP servers).
     pub fn tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
         self.sources.push(source);
+        self
+    }
+
+    /// Adds an MCP server under `name`; its tools appear as `<name>__<tool>`.
+    /// Servers connect on [`Agent::ready`] or the first run, all in parallel,
+    /// and [`Agent::close`] stops them (a later run reconnects).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_server(mut self, name: impl Into<String>, server: crate::mcp::McpServer) -> Self {
+        self.mcp_servers.insert(name.into(), server);
+        self
+    }
+
+    /// Adds MCP servers (the `mcpServers` map).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_servers<I, N>(mut self, servers: I) -> Self
+    where
+        I: IntoIterator<Item = (N, crate::mcp::McpServer)>,
+        N: Into<String>,
+    {
+        self.mcp_servers.extend(servers.into_iter().map(|(n, s)| (n.into(), s)));
         self
     }
 
@@ -157,6 +179,13 @@ impl AgentBuilder {
         }
         let tool_definitions = definitions(&tools);
         let permissions = self.permissions.compile()?;
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        let mut sources = self.sources;
+        #[cfg(feature = "mcp")]
+        if !self.mcp_servers.is_empty() {
+            let client = crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            sources.push(Arc::new(client));
+        }
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 name: self.name,
@@ -165,7 +194,7 @@ impl AgentBuilder {
                 prompt: self.prompt,
                 tools,
                 tool_definitions,
-                sources: self.sources,
+                sources,
                 max_turns,
                 max_parallel_tools,
                 settings: self.settings,

@@ -1,1 +1,36 @@
-//! Use MCP servers: connect stdio and Streamable HTTP servers and mount their tools.
+//! Use MCP servers: connect stdio and Streamable HTTP servers and mount their
+//! tools as `<server>__<tool>`.
+//!
+//! Three ways in:
+//! - [`AgentBuilder::mcp_server`](crate::AgentBuilder::mcp_server): the agent
+//!   connects on `ready()` or its first run and closes on `close()`;
+//! - [`connect_mcp`]: connect up front, check [`status`](McpClient::status),
+//!   share [`tools`](McpClient::tools) between agents;
+//! - [`load_mcp_tools`]: tools from an rmcp client you connected yourself.
+
+mod call;
+pub mod config;
+mod connect;
+mod connection;
+mod error;
+mod handler;
+mod http;
+mod live;
+mod load;
+pub mod naming;
+mod process;
+mod result;
+mod stderr;
+mod stdout_watch;
+mod tool;
+
+pub use config::{
+    ConfigError, HttpTransport, McpConfigFile, McpServer, McpServers, McpTransport, OAuthSettings,
+    StderrMode, StdioTransport, ToolFilter, parse_mcp_servers, servers_from_value,
+};
+pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
+pub use connection::ServerStatus;
+pub use error::McpError;
+pub use load::{LoadOptions, load_mcp_tools};
+pub use naming::{NameCollision, ToolNaming, ToolNames, ToolOrigin};
+pub use tool::McpTool;

@@ -1,0 +1,59 @@
+//! Fixture MCP server for lousho's tests and benchmarks.
+//!
+//! `lousho-fixture-mcp [serve]` serves the fixture over stdio;
+//! `launcher` runs `serve` as a child with inherited stdio (like `npx`);
+//! `sleeper` sleeps (a grandchild that ignores stdin); `garbage` writes
+//! non-MCP text to stdout and never answers; `floor` is a bare newline-JSON
+//! echo (the benchmark floor). Trailing `--tag=…` arguments only mark
+//! processes so tests can count them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::io::{BufRead, Write};
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
+    let tags: Vec<String> = std::env::args().skip(1).filter(|a| a.starts_with("--tag")).collect();
+    if mode == "launcher" || mode == "sleeper" {
+        if let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG") {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+            writeln!(f, "{mode} {}", std::process::id()).unwrap();
+        }
+    }
+    match mode.as_str() {
+        "launcher" => {
+            let exe = std::env::current_exe().unwrap();
+            let status = std::process::Command::new(exe).arg("serve").args(&tags).status().unwrap();
+            std::process::exit(status.code().unwrap_or(1));
+        }
+        "sleeper" => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
+        "garbage" => {
+            println!("Welcome to my server! Listening...");
+            println!("this is not JSON-RPC");
+            std::io::stdout().flush().unwrap();
+            // Read (and ignore) stdin until it closes.
+            for _ in std::io::stdin().lock().lines() {}
+        }
+        "floor" => floor(),
+        _ => {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(lousho_testkit::mcp_fixture::run_stdio());
+        }
+    }
+}
+
+/// Answers every JSON-RPC request line with a canned result (no MCP).
+fn floor() {
+    let stdin = std::io::stdin();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        let Some(id) = v.get("id") else { continue };
+        let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}});
+        writeln!(out, "{reply}").unwrap();
+        out.flush().unwrap();
+    }
+}

@@ -1,0 +1,104 @@
+//! Interop with pinned third-party servers (installed by `interop/install.sh`):
+//! `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP,
+//! and a server on the official Python SDK over stdio. Under `CI=true` a
+//! missing peer fails the test; elsewhere it is skipped with a note.
+
+use super::fixture::call;
+use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+use lousho::{Content, Tool};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+/// The peer's path, or `None` (skip) when it is missing outside CI.
+fn peer(relative: &str) -> Option<PathBuf> {
+    let path = interop_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("interop peer {} is missing: run interop/install.sh", path.display());
+    }
+    eprintln!("skipping: interop peer {} is missing (run interop/install.sh)", path.display());
+    None
+}
+
+fn everything() -> Option<PathBuf> {
+    peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+async fn check_everything_tools(mcp: &lousho::mcp::McpClient, server: &str) {
+    let tools = mcp.tools();
+    let echo = tools.get(&format!("{server}__echo")).unwrap_or_else(|| panic!("no echo tool in {tools:?}"));
+    assert!(!echo.spec().needs_approval(), "echo is readOnly");
+    let out = call(echo, json!({"message": "hello peer"})).await;
+    assert!(out.to_model_text().contains("hello peer"), "{out:?}");
+    let sum = call(tools.get(&format!("{server}__get-sum")).unwrap(), json!({"a": 2, "b": 40})).await;
+    assert!(sum.to_model_text().contains("42"), "{sum:?}");
+    let image = call(tools.get(&format!("{server}__get-tiny-image")).unwrap(), json!({})).await;
+    assert!(image.content.iter().any(|c| matches!(c, Content::Image { .. })), "{image:?}");
+    let structured =
+        call(tools.get(&format!("{server}__get-structured-content")).unwrap(), json!({"location": "New York"})).await;
+    assert!(structured.structured.is_some(), "{structured:?}");
+    let bad = call(echo, json!({})).await;
+    assert!(bad.is_error, "missing argument → error result: {bad:?}");
+    let tool: &std::sync::Arc<dyn Tool> = tools.get(&format!("{server}__gzip-file-as-resource")).unwrap();
+    assert_eq!(tool.spec().metadata["mcp"]["annotations"]["openWorldHint"], true);
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let Some(index) = everything() else { return };
+    let entry = McpServer::stdio("node").args([index.display().to_string(), "stdio".into()]);
+    let mcp = connect_mcp([("everything", entry)], ConnectOptions::default()).await.unwrap();
+    check_everything_tools(&mcp, "everything").await;
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let Some(index) = everything() else { return };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut child = tokio::process::Command::new("node")
+        .arg(&index)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        assert!(tokio::time::Instant::now() < deadline, "server-everything did not start listening");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mcp = connect_mcp([("web", McpServer::http(url))], ConnectOptions::default()).await.unwrap();
+    check_everything_tools(&mcp, "web").await;
+    mcp.close().await;
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn python_sdk_server_over_stdio() {
+    let Some(python) = peer(".venv/bin/python") else { return };
+    let script = interop_dir().join("python/fastmcp_server.py");
+    let entry = McpServer::stdio(python.display().to_string()).arg(script.display().to_string());
+    let mcp = connect_mcp([("py", entry)], ConnectOptions::default()).await.unwrap();
+    let tools = mcp.tools();
+    let add = tools.get("py__add").unwrap();
+    assert_eq!(add.spec().display_name.as_deref(), Some("Add numbers"));
+    assert!(!add.spec().needs_approval());
+    assert!(tools.get("py__shout").unwrap().spec().needs_approval(), "no annotations → asks");
+    assert!(call(add, json!({"a": 2, "b": 3})).await.to_model_text().contains('5'));
+    assert_eq!(call(tools.get("py__shout").unwrap(), json!({"text": "hey"})).await.to_model_text(), "HEY");
+    mcp.close().await;
+}

@@ -1,0 +1,87 @@
+//! Process hygiene: process groups, no orphans, no zombies.
+
+use super::fixture::{fixture, logged_pids, process_exists, processes_tagged, scratch, unique_tag};
+use lousho::mcp::{ConnectOptions, McpClient, connect_mcp};
+use std::time::Duration;
+
+async fn settle(pids: &[u32]) -> Vec<u32> {
+    // Killed processes vanish from /proc once reaped; give that a moment.
+    for _ in 0..100 {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| process_exists(*p)).collect();
+        if left.is_empty() {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    pids.iter().copied().filter(|p| process_exists(*p)).collect()
+}
+
+#[tokio::test]
+async fn close_stops_the_whole_process_group_grandchildren_included() {
+    let dir = scratch("group");
+    let log = dir.join("spawns");
+    let tag = unique_tag("group");
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve")
+                .arg(&tag)
+                .env("FIXTURE_GRANDCHILD", "1")
+                .env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
+    let sleeper = logged_pids(&log, "sleeper");
+    assert_eq!(sleeper.len(), 1, "the grandchild started");
+    assert!(process_exists(sleeper[0]));
+    mcp.close().await;
+    let mut all = logged_pids(&log, "serve");
+    all.extend(sleeper);
+    assert_eq!(settle(&all).await, Vec::<u32>::new(), "server and grandchild are gone (no zombie either)");
+    assert!(processes_tagged(&tag).is_empty());
+}
+
+#[tokio::test]
+async fn a_launcher_connected_and_closed_fifty_times_leaves_no_process() {
+    let dir = scratch("orphans");
+    let log = dir.join("spawns");
+    let tag = unique_tag("orphans");
+    let entry = fixture("launcher")
+        .arg(&tag)
+        .env("FIXTURE_GRANDCHILD", "1")
+        .env("FIXTURE_SPAWN_LOG", log.display().to_string());
+    for _ in 0..50 {
+        let mcp = connect_mcp([("fx", entry.clone())], ConnectOptions::default()).await.unwrap();
+        assert!(mcp.tools().contains("fx__echo"));
+        mcp.close().await;
+    }
+    let mut all = logged_pids(&log, "launcher");
+    assert_eq!(all.len(), 50);
+    all.extend(logged_pids(&log, "serve"));
+    all.extend(logged_pids(&log, "sleeper"));
+    assert_eq!(all.len(), 150, "launcher → server → grandchild, 50 times");
+    let left = settle(&all).await;
+    assert!(left.is_empty(), "leftover processes: {left:?}");
+    assert!(processes_tagged(&tag).is_empty(), "tagged processes left: {:?}", processes_tagged(&tag));
+}
+
+#[tokio::test]
+async fn dropping_a_client_without_close_still_kills_the_group() {
+    let dir = scratch("drop");
+    let log = dir.join("spawns");
+    let mcp = McpClient::new(
+        [("fx", fixture("launcher").env("FIXTURE_GRANDCHILD", "1").env("FIXTURE_SPAWN_LOG", log.display().to_string()))],
+        ConnectOptions::default(),
+    );
+    mcp.connect_all().await.unwrap();
+    let tools = mcp.tools();
+    drop(tools);
+    drop(mcp);
+    let mut all = logged_pids(&log, "launcher");
+    all.extend(logged_pids(&log, "serve"));
+    all.extend(logged_pids(&log, "sleeper"));
+    assert_eq!(all.len(), 3);
+    assert!(settle(&all).await.is_empty(), "processes left after drop");
+}

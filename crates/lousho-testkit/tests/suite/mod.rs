@@ -1,0 +1,9 @@
+mod fixture;
+mod mcp_config;
+mod mcp_failures;
+mod mcp_http;
+mod mcp_interop;
+mod mcp_lifecycle;
+mod mcp_load;
+mod mcp_processes;
+mod mcp_tools;

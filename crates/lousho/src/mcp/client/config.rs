@@ -1,0 +1,612 @@
+//! MCP server entries: what to launch or where to connect, and how to treat
+//! the server's tools.
+//!
+//! An entry (de)serialises in the product's shape, which is also Claude's
+//! `.mcp.json` shape, so existing configs port without translation:
+//!
+//! ```json
+//! {
+//!   "mcpServers": {
+//!     "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+//!     "docs": { "type": "http", "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer …" } }
+//!   }
+//! }
+//! ```
+//!
+//! `type` is optional (`command` means stdio, `url` means http). Unknown
+//! fields are an error that names the field. Extra keys beyond Claude's shape:
+//! `approval` (`annotations` | `always` | `never`), `tools` (`{ allow, deny }`),
+//! `startupTimeoutMs`, `callTimeoutMs`, `stderr` (`inherit` | `capture`) and
+//! `oauth`.
+
+use crate::policy::Approval;
+use crate::tool::ToolAnnotations;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a server gets to start and answer the handshake (first `npx` /
+/// `uvx` runs download packages).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one tool call may take; every progress notification restarts it.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default size of the stderr ring buffer when capture is on.
+pub const DEFAULT_STDERR_CAPTURE_BYTES: usize = 16 * 1024;
+
+/// Server entries keyed by server name (the `mcpServers` map).
+pub type McpServers = BTreeMap<String, McpServer>;
+
+/// One MCP server: a stdio command or a Streamable HTTP URL, plus how its
+/// tools are exposed.
+///
+/// ```
+/// use lousho::mcp::McpServer;
+/// use lousho::Approval;
+/// let files = McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]);
+/// let docs = McpServer::http("https://example.com/mcp")
+///     .header("Authorization", "Bearer <token>")
+///     .approval(Approval::custom(|name, _| !name.starts_with("search")));
+/// # let _ = (files, docs);
+/// ```
+#[derive(Clone, Deserialize, Serialize)]
+#[serde(try_from = "RawEntry", into = "RawEntry")]
+#[non_exhaustive]
+#[must_use]
+pub struct McpServer {
+    /// Where the server is.
+    pub transport: McpTransport,
+    /// When its tools' calls need approval (default [`Approval::Annotations`]).
+    pub approval: Approval,
+    /// Which of its tools to expose.
+    pub tools: ToolFilter,
+    /// How long connecting may take (spawn/HTTP + handshake + listing tools).
+    pub startup_timeout: Duration,
+    /// How long one call may take; progress notifications restart the clock.
+    pub call_timeout: Duration,
+    /// OAuth sign-in settings (HTTP only; handled by the OAuth support).
+    pub oauth: Option<OAuthSettings>,
+}
+
+/// Where a server is and how to reach it.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpTransport {
+    /// A child process spoken to over stdin/stdout.
+    Stdio(StdioTransport),
+    /// A Streamable HTTP endpoint.
+    Http(HttpTransport),
+}
+
+/// A stdio server: the command to spawn.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StdioTransport {
+    /// The program (looked up on `PATH`).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables **added to** the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// The working directory (default: the current one).
+    pub cwd: Option<PathBuf>,
+    /// What happens to the child's stderr.
+    pub stderr: StderrMode,
+}
+
+/// A Streamable HTTP server.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpTransport {
+    /// The endpoint URL.
+    pub url: String,
+    /// Static headers sent on every request (values are never logged).
+    pub headers: BTreeMap<String, String>,
+}
+
+/// What happens to a stdio server's stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// The child writes to our stderr (default: a chatty server can never
+    /// fill an unread pipe).
+    #[default]
+    Inherit,
+    /// Kept in a ring buffer of this many bytes; its tail appears in the
+    /// server's connect errors and status.
+    Capture(usize),
+}
+
+/// Which tools of a server to expose, by their original (bare) names.
+/// Patterns may use `*` as a wildcard. `deny` wins over `allow`; an empty
+/// `allow` allows everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ToolFilter {
+    /// Only these tools (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Never these tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool `name` passes the filter.
+    pub fn allows(&self, name: &str) -> bool {
+        if self.deny.iter().any(|p| glob_match(p, name)) {
+            return false;
+        }
+        self.allow.is_empty() || self.allow.iter().any(|p| glob_match(p, name))
+    }
+
+    /// True when the filter lets everything through.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// OAuth settings of an HTTP entry (`oauth: { redirectUri }`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// Where the authorization server sends the operator back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
+    /// A pre-registered client id (otherwise dynamic client registration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Scopes to request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+}
+
+impl McpServer {
+    fn with_transport(transport: McpTransport) -> Self {
+        Self {
+            transport,
+            approval: Approval::Annotations,
+            tools: ToolFilter::default(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            oauth: None,
+        }
+    }
+
+    /// A stdio server started with `command`.
+    pub fn stdio(command: impl Into<String>) -> Self {
+        Self::with_transport(McpTransport::Stdio(StdioTransport {
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stderr: StderrMode::Inherit,
+        }))
+    }
+
+    /// A Streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::with_transport(McpTransport::Http(HttpTransport {
+            url: url.into(),
+            headers: BTreeMap::new(),
+        }))
+    }
+
+    /// Adds arguments (stdio; ignored for HTTP).
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let McpTransport::Stdio(s) = &mut self.transport {
+            s.args.extend(args.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Adds one argument (stdio; ignored for HTTP).
+    pub fn arg(self, arg: impl Into<String>) -> Self {
+        self.args([arg.into()])
+    }
+
+    /// Adds an environment variable on top of the inherited environment (stdio).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let McpTransport::Stdio(s) = &mut self.transport {
+            s.env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// Sets the working directory (stdio).
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let McpTransport::Stdio(s) = &mut self.transport {
+            s.cwd = Some(dir.into());
+        }
+        self
+    }
+
+    /// Captures the child's stderr in a ring buffer of `bytes` bytes instead of
+    /// inheriting it; its tail shows in connect errors and status (stdio).
+    pub fn capture_stderr(mut self, bytes: usize) -> Self {
+        if let McpTransport::Stdio(s) = &mut self.transport {
+            s.stderr = StderrMode::Capture(bytes.max(1));
+        }
+        self
+    }
+
+    /// Adds a static header sent on every request (HTTP; ignored for stdio).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let McpTransport::Http(h) = &mut self.transport {
+            h.headers.insert(name.into(), value.into());
+        }
+        self
+    }
+
+    /// Sets the approval policy for this server's tools. A
+    /// [`Approval::Custom`] function gets the **bare** tool name (as the
+    /// server calls it) and its annotations.
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Exposes only these tools (bare names; `*` wildcards allowed).
+    pub fn allow_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools.allow.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Hides these tools (bare names; `*` wildcards allowed).
+    pub fn deny_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools.deny.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// How long connecting may take (default 30 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// How long one call may take (default 60 s; progress restarts it).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Signs in with OAuth (HTTP).
+    pub fn oauth(mut self, oauth: OAuthSettings) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Whether a call of the tool `bare_name` needs approval under this
+    /// entry's policy.
+    pub fn needs_approval(&self, bare_name: &str, annotations: &ToolAnnotations) -> bool {
+        self.approval.needs_approval(bare_name, annotations)
+    }
+
+    /// `"stdio"` or `"http"`.
+    pub fn kind(&self) -> &'static str {
+        match self.transport {
+            McpTransport::Stdio(_) => "stdio",
+            McpTransport::Http(_) => "http",
+        }
+    }
+
+    /// Parses one entry from JSON; errors name the field.
+    pub fn from_json_str(json: &str) -> Result<Self, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(json);
+        serde_path_to_error::deserialize(de).map_err(ConfigError::from_path_error)
+    }
+}
+
+/// Parses an `mcpServers` map from JSON: either Claude's `.mcp.json` shape
+/// (`{"mcpServers": {...}}`) or the bare map (`{"files": {...}}`). Errors
+/// name the server and the field.
+pub fn parse_mcp_servers(json: &str) -> Result<McpServers, ConfigError> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| ConfigError::Invalid { path: String::new(), message: e.to_string() })?;
+    servers_from_value(value)
+}
+
+/// Reads an `mcpServers` map from an already parsed value (any serde format
+/// can produce one), accepting both the `.mcp.json` shape and the bare map.
+pub fn servers_from_value(value: serde_json::Value) -> Result<McpServers, ConfigError> {
+    let is_wrapped = value.as_object().is_some_and(|o| o.contains_key("mcpServers"));
+    if is_wrapped {
+        let file: McpConfigFile =
+            serde_path_to_error::deserialize(value).map_err(ConfigError::from_path_error)?;
+        Ok(file.mcp_servers)
+    } else {
+        serde_path_to_error::deserialize(value).map_err(ConfigError::from_path_error)
+    }
+}
+
+/// Claude's `.mcp.json` shape: `{"mcpServers": {...}}`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct McpConfigFile {
+    /// The servers.
+    #[serde(rename = "mcpServers", default)]
+    pub mcp_servers: McpServers,
+}
+
+/// A server entry that could not be read.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The entry is malformed (an unknown field, a wrong type, stdio and HTTP
+    /// fields mixed, …).
+    #[error("invalid MCP server config{}: {message}", if path.is_empty() || path == "." { String::new() } else { format!(" at `{path}`") })]
+    Invalid {
+        /// Where (e.g. `mcpServers.files`); empty at the top level.
+        path: String,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+}
+
+impl ConfigError {
+    fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Self {
+        ConfigError::Invalid { path: e.path().to_string(), message: e.inner().to_string() }
+    }
+}
+
+/// The wire shape of an entry; every field optional, unknown ones rejected.
+#[derive(Deserialize, Serialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawEntry {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cwd: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stderr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stderr_capture_bytes: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    approval: Option<String>,
+    #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
+    tools: ToolFilter,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    startup_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    call_timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    oauth: Option<OAuthSettings>,
+}
+
+impl TryFrom<RawEntry> for McpServer {
+    type Error = String;
+
+    fn try_from(raw: RawEntry) -> Result<Self, String> {
+        let kind = match (raw.kind.as_deref(), &raw.command, &raw.url) {
+            (Some("stdio"), _, _) => "stdio",
+            (Some("http" | "streamable-http" | "streamableHttp"), _, _) => "http",
+            (Some("sse"), _, _) => {
+                return Err("`type: sse` (the old HTTP+SSE transport) is not supported; use a Streamable HTTP endpoint with `type: http`".into());
+            }
+            (Some(other), _, _) => {
+                return Err(format!("unknown `type` `{other}`: use `stdio` or `http`"));
+            }
+            (None, Some(_), None) => "stdio",
+            (None, None, Some(_)) => "http",
+            (None, Some(_), Some(_)) => {
+                return Err("an entry has either `command` (stdio) or `url` (http), not both".into());
+            }
+            (None, None, None) => {
+                return Err("missing field `command` (stdio) or `url` (http)".into());
+            }
+        };
+        let mut server = if kind == "stdio" {
+            let command = raw.command.ok_or("missing field `command` for a stdio server")?;
+            if raw.url.is_some() {
+                return Err("field `url` is for http servers, not stdio".into());
+            }
+            if !raw.headers.is_empty() {
+                return Err("field `headers` is for http servers, not stdio".into());
+            }
+            if raw.oauth.is_some() {
+                return Err("field `oauth` is for http servers, not stdio".into());
+            }
+            let stderr = match (raw.stderr.as_deref(), raw.stderr_capture_bytes) {
+                (None | Some("inherit"), None) => StderrMode::Inherit,
+                (Some("capture"), n) | (None, n @ Some(_)) => {
+                    StderrMode::Capture(n.unwrap_or(DEFAULT_STDERR_CAPTURE_BYTES).max(1))
+                }
+                (Some("inherit"), Some(_)) => {
+                    return Err("field `stderrCaptureBytes` needs `stderr: capture`".into());
+                }
+                (Some(other), _) => {
+                    return Err(format!("unknown `stderr` `{other}`: use `inherit` or `capture`"));
+                }
+            };
+            McpServer::with_transport(McpTransport::Stdio(StdioTransport {
+                command,
+                args: raw.args,
+                env: raw.env,
+                cwd: raw.cwd,
+                stderr,
+            }))
+        } else {
+            let url = raw.url.ok_or("missing field `url` for an http server")?;
+            for (field, set) in [
+                ("command", raw.command.is_some()),
+                ("args", !raw.args.is_empty()),
+                ("env", !raw.env.is_empty()),
+                ("cwd", raw.cwd.is_some()),
+                ("stderr", raw.stderr.is_some() || raw.stderr_capture_bytes.is_some()),
+            ] {
+                if set {
+                    return Err(format!("field `{field}` is for stdio servers, not http"));
+                }
+            }
+            let mut s =
+                McpServer::with_transport(McpTransport::Http(HttpTransport { url, headers: raw.headers }));
+            s.oauth = raw.oauth;
+            s
+        };
+        server.approval = match raw.approval.as_deref() {
+            None | Some("annotations") => Approval::Annotations,
+            Some("always") => Approval::Always,
+            Some("never") => Approval::Never,
+            Some(other) => {
+                return Err(format!(
+                    "unknown `approval` `{other}`: use `annotations`, `always` or `never` (a function is possible in code)"
+                ));
+            }
+        };
+        server.tools = raw.tools;
+        if let Some(ms) = raw.startup_timeout_ms {
+            server.startup_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = raw.call_timeout_ms {
+            server.call_timeout = Duration::from_millis(ms);
+        }
+        Ok(server)
+    }
+}
+
+impl From<McpServer> for RawEntry {
+    fn from(s: McpServer) -> Self {
+        let mut raw = RawEntry {
+            approval: match s.approval {
+                Approval::Annotations => None,
+                Approval::Always => Some("always".into()),
+                Approval::Never => Some("never".into()),
+                // A function cannot be written to a file; files take the three strings.
+                _ => None,
+            },
+            tools: s.tools,
+            startup_timeout_ms: (s.startup_timeout != DEFAULT_STARTUP_TIMEOUT)
+                .then(|| duration_ms(s.startup_timeout)),
+            call_timeout_ms: (s.call_timeout != DEFAULT_CALL_TIMEOUT).then(|| duration_ms(s.call_timeout)),
+            oauth: s.oauth,
+            ..RawEntry::default()
+        };
+        match s.transport {
+            McpTransport::Stdio(t) => {
+                raw.command = Some(t.command);
+                raw.args = t.args;
+                raw.env = t.env;
+                raw.cwd = t.cwd;
+                if let StderrMode::Capture(n) = t.stderr {
+                    raw.stderr = Some("capture".into());
+                    raw.stderr_capture_bytes = Some(n);
+                }
+            }
+            McpTransport::Http(t) => {
+                raw.kind = Some("http".into());
+                raw.url = Some(t.url);
+                raw.headers = t.headers;
+            }
+        }
+        raw
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+// Debug never shows env values or header values: they often hold secrets.
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("transport", &self.transport)
+            .field("approval", &self.approval)
+            .field("tools", &self.tools)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("oauth", &self.oauth.is_some())
+            .finish()
+    }
+}
+
+impl fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            McpTransport::Stdio(s) => s.fmt(f),
+            McpTransport::Http(h) => h.fmt(f),
+        }
+    }
+}
+
+impl fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stdio")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .field("stderr", &self.stderr)
+            .finish()
+    }
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Http")
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_prefixes_suffixes_and_middles() {
+        assert!(glob_match("search*", "search_docs"));
+        assert!(glob_match("*_docs", "search_docs"));
+        assert!(glob_match("s*r*s", "search_docs"));
+        assert!(glob_match("exact", "exact"));
+        assert!(!glob_match("exact", "exactly"));
+        assert!(!glob_match("a*a", "a"));
+    }
+}

@@ -1,0 +1,264 @@
+//! `connect_mcp`: connect several servers up front and share their tools.
+
+use super::config::McpServer;
+use super::connection::{Connection, ServerStatus};
+use super::error::McpError;
+use super::naming::{ToolNames, ToolNaming};
+use crate::tool::{Tool, ToolSet, ToolSource, ToolSourceError};
+use async_trait::async_trait;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// What [`connect_mcp`] does when a server cannot connect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnError {
+    /// Close the servers that did connect and return the error (default).
+    #[default]
+    Throw,
+    /// Leave the server out and warn through `tracing`.
+    Skip,
+}
+
+/// Options of [`connect_mcp`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct ConnectOptions {
+    /// What to do when a server cannot connect.
+    pub on_error: OnError,
+    /// After `close()` or a dropped connection, the next tool call reconnects
+    /// (default true); with false it fails instead.
+    pub lazy: bool,
+    /// How tools are named.
+    pub naming: ToolNaming,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self { on_error: OnError::Throw, lazy: true, naming: ToolNaming::Prefixed }
+    }
+}
+
+impl ConnectOptions {
+    /// The defaults: `Throw`, lazy, `<server>__<tool>`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets what happens when a server cannot connect.
+    pub fn on_error(mut self, on_error: OnError) -> Self {
+        self.on_error = on_error;
+        self
+    }
+
+    /// Sets lazy reconnection.
+    pub fn lazy(mut self, lazy: bool) -> Self {
+        self.lazy = lazy;
+        self
+    }
+
+    /// Sets the naming style.
+    pub fn naming(mut self, naming: ToolNaming) -> Self {
+        self.naming = naming;
+        self
+    }
+}
+
+/// Connected MCP servers and their tools. Cheap to clone; one handle can feed
+/// several agents (pass [`tools`](McpClient::tools), or the handle itself as a
+/// tool source so tool-list changes show up).
+#[derive(Clone)]
+pub struct McpClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    servers: BTreeMap<String, Arc<Connection>>,
+    options: ConnectOptions,
+}
+
+impl fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpClient").field("status", &self.status()).finish()
+    }
+}
+
+/// Connects every server (in parallel) and lists its tools before it returns.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use lousho::mcp::{connect_mcp, ConnectOptions, McpServer, OnError};
+/// let mcp = connect_mcp(
+///     [("files", McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]))],
+///     ConnectOptions::default().on_error(OnError::Skip),
+/// )
+/// .await?;
+/// println!("{:?}", mcp.status()); // {"files": Connected}
+/// let agent = lousho::Agent::builder().model("openai/gpt-4o-mini").tools(mcp.tools()).build()?;
+/// agent.send("List the files here.").await?;
+/// mcp.close().await;
+/// # Ok(()) }
+/// ```
+pub async fn connect_mcp<I, N>(servers: I, options: ConnectOptions) -> Result<McpClient, McpError>
+where
+    I: IntoIterator<Item = (N, McpServer)>,
+    N: Into<String>,
+{
+    let client = McpClient::new(servers, options);
+    let conns: Vec<Arc<Connection>> = client.inner.servers.values().cloned().collect();
+    let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
+    let mut failed = Vec::new();
+    for (conn, result) in conns.iter().zip(results) {
+        if let Err(e) = result {
+            failed.push((conn.name().to_owned(), e));
+        }
+    }
+    if let Some((_, first)) = failed.first() {
+        if client.inner.options.on_error == OnError::Throw {
+            let first = first.clone();
+            client.close().await;
+            return Err(first);
+        }
+    }
+    let client = if failed.is_empty() {
+        client
+    } else {
+        for (name, error) in &failed {
+            tracing::warn!(server = %name, error = %error, "skipping an MCP server that could not connect");
+        }
+        let mut servers = client.inner.servers.clone();
+        for (name, _) in &failed {
+            servers.remove(name);
+        }
+        McpClient { inner: Arc::new(Inner { servers, options: client.inner.options.clone() }) }
+    };
+    if let Err(e) = client.check_names() {
+        client.close().await;
+        return Err(e);
+    }
+    Ok(client)
+}
+
+impl McpClient {
+    /// A handle that connects nothing yet (what `AgentBuilder::mcp_server`
+    /// uses): servers connect on `ready()` or the first call.
+    pub fn new<I, N>(servers: I, options: ConnectOptions) -> Self
+    where
+        I: IntoIterator<Item = (N, McpServer)>,
+        N: Into<String>,
+    {
+        let servers = servers
+            .into_iter()
+            .map(|(name, entry)| {
+                let name = name.into();
+                let conn = Connection::new(name.clone(), entry, options.naming, options.lazy);
+                (name, conn)
+            })
+            .collect();
+        Self { inner: Arc::new(Inner { servers, options }) }
+    }
+
+    /// Every server's tools, keyed by full name (`<server>__<tool>`).
+    pub fn tools(&self) -> ToolSet {
+        let mut set = ToolSet::new();
+        for tool in self.tool_list() {
+            if let Err(e) = set.insert(tool) {
+                tracing::warn!(error = %e, "skipping a tool whose name is taken");
+            }
+        }
+        set
+    }
+
+    /// One server's tools.
+    pub fn server_tools(&self, server: &str) -> Result<ToolSet, McpError> {
+        let conn = self.connection(server)?;
+        let mut set = ToolSet::new();
+        for tool in conn.tools().iter() {
+            let _ = set.insert(tool.clone());
+        }
+        Ok(set)
+    }
+
+    fn tool_list(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner.servers.values().flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>()).collect()
+    }
+
+    /// Each server's state.
+    pub fn status(&self) -> BTreeMap<String, ServerStatus> {
+        self.inner.servers.iter().map(|(n, c)| (n.clone(), c.status())).collect()
+    }
+
+    /// The servers' names.
+    pub fn server_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.servers.keys().map(String::as_str)
+    }
+
+    /// How many times `server` was (re)connected or tried; for diagnostics.
+    pub fn connect_attempts(&self, server: &str) -> Result<u64, McpError> {
+        Ok(self.connection(server)?.attempts())
+    }
+
+    fn connection(&self, server: &str) -> Result<&Arc<Connection>, McpError> {
+        self.inner
+            .servers
+            .get(server)
+            .ok_or_else(|| McpError::UnknownServer { server: server.to_owned() })
+    }
+
+    /// Connects every server that is not connected, in parallel; the first
+    /// failure (in name order) is returned after all attempts finished.
+    pub async fn connect_all(&self) -> Result<(), McpError> {
+        let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
+        let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
+        for r in results {
+            r?;
+        }
+        self.check_names()
+    }
+
+    /// Disconnects every server and stops every stdio process group.
+    /// Idempotent; with `lazy` a later tool call reconnects.
+    pub async fn close(&self) {
+        futures::future::join_all(self.inner.servers.values().map(|c| c.close())).await;
+    }
+
+    /// Two servers' tools ending with one name is an error naming both.
+    fn check_names(&self) -> Result<(), McpError> {
+        let mut names = ToolNames::new();
+        for tool in self.tool_list() {
+            let spec = tool.spec();
+            let (server, bare) = origin(spec);
+            let name = names.insert(self.inner.options.naming, &server, &bare)?;
+            debug_assert_eq!(name, spec.name);
+        }
+        Ok(())
+    }
+}
+
+fn origin(spec: &crate::tool::ToolSpec) -> (String, String) {
+    let mcp = spec.metadata.get("mcp");
+    let get = |k: &str| mcp.and_then(|m| m.get(k)).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    (get("server"), get("tool"))
+}
+
+#[async_trait]
+impl ToolSource for McpClient {
+    fn name(&self) -> &str {
+        "mcp"
+    }
+
+    async fn ready(&self) -> Result<(), ToolSourceError> {
+        self.connect_all().await.map_err(|e| ToolSourceError::new("mcp", e))
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tool_list()
+    }
+
+    async fn close(&self) {
+        McpClient::close(self).await;
+    }
+}
+

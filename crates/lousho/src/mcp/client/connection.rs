@@ -1,0 +1,429 @@
+//! One server's lifecycle: idle → connecting (one shared in-flight attempt)
+//! → connected → (closed | dropped | failed) → connecting again on demand.
+
+use super::call::{CallTarget, error_chain};
+use super::config::{McpServer, McpTransport};
+use super::error::McpError;
+use super::handler::Handler;
+use super::http;
+use super::live::Live;
+use super::naming::{ToolNames, ToolNaming};
+use super::process::StdioProcess;
+use super::stdout_watch::{StdoutNoise, WatchedStdout};
+use super::tool::McpTool;
+use crate::tool::Tool;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use rmcp::ClientServiceExt;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::ClientLifecycleMode;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::Duration;
+
+/// The biggest single stdio message accepted (rmcp's default, stated).
+const MAX_STDIO_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// A server's state, as [`McpClient::status`](super::McpClient::status) reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerStatus {
+    /// Not connected (never, or closed).
+    Idle,
+    /// Connected; its tools are listed.
+    Connected,
+    /// The last connect failed, or the connection dropped; the reason says
+    /// which (with the stderr tail when captured).
+    Failed(String),
+    /// An OAuth server the app is not signed in to.
+    NeedsAuth,
+}
+
+type ConnectFuture = Shared<BoxFuture<'static, Result<Arc<Live>, McpError>>>;
+
+enum State {
+    Idle,
+    Connecting(ConnectFuture),
+    Connected(Arc<Live>),
+    Failed(String),
+    NeedsAuth,
+}
+
+struct Slot {
+    state: State,
+    /// Bumped by every new attempt and by close, so a stale attempt never
+    /// installs itself.
+    generation: u64,
+    /// Closed by the user (for `lazy: false`).
+    closed: bool,
+    ever_connected: bool,
+}
+
+/// Counts connect attempts (spawns/handshakes) for tests and status.
+pub(crate) struct Connection {
+    name: String,
+    entry: McpServer,
+    naming: ToolNaming,
+    lazy: bool,
+    slot: Mutex<Slot>,
+    tools: RwLock<Arc<[Arc<dyn Tool>]>>,
+    attempts: std::sync::atomic::AtomicU64,
+    this: Weak<Connection>,
+}
+
+impl Connection {
+    pub(crate) fn new(name: String, entry: McpServer, naming: ToolNaming, lazy: bool) -> Arc<Self> {
+        Arc::new_cyclic(|this| Self {
+            name,
+            entry,
+            naming,
+            lazy,
+            slot: Mutex::new(Slot { state: State::Idle, generation: 0, closed: false, ever_connected: false }),
+            tools: RwLock::new(Arc::from(Vec::new())),
+            attempts: std::sync::atomic::AtomicU64::new(0),
+            this: this.clone(),
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn call_timeout(&self) -> Duration {
+        self.entry.call_timeout
+    }
+
+    /// How many times a connection was attempted.
+    pub(crate) fn attempts(&self) -> u64 {
+        self.attempts.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The tools as last listed (kept across reconnects).
+    pub(crate) fn tools(&self) -> Arc<[Arc<dyn Tool>]> {
+        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    pub(crate) fn status(&self) -> ServerStatus {
+        let slot = self.lock();
+        match &slot.state {
+            State::Idle | State::Connecting(_) => ServerStatus::Idle,
+            State::Connected(live) => match live.dead_reason() {
+                None => ServerStatus::Connected,
+                Some(reason) => ServerStatus::Failed(with_diagnostics(reason, live.diagnostics())),
+            },
+            State::Failed(reason) => ServerStatus::Failed(reason.clone()),
+            State::NeedsAuth => ServerStatus::NeedsAuth,
+        }
+    }
+
+    /// Connects unless connected; concurrent callers share one attempt. A
+    /// failure is returned to every waiter; the next call tries again.
+    pub(crate) async fn connect(&self) -> Result<Arc<Live>, McpError> {
+        let (generation, attempt, stale) = {
+            let mut slot = self.lock();
+            slot.closed = false;
+            let mut stale = None;
+            match &slot.state {
+                State::Connected(live) if live.dead_reason().is_none() => return Ok(live.clone()),
+                State::Connecting(f) => (slot.generation, f.clone(), None),
+                _ => {
+                    if self.entry.oauth.is_some() {
+                        slot.state = State::NeedsAuth;
+                        return Err(McpError::OAuthNotSupported { server: self.name.clone() });
+                    }
+                    if let State::Connected(old) = &slot.state {
+                        stale = Some(old.clone());
+                    }
+                    slot.generation += 1;
+                    let this = self.this.clone();
+                    let attempt: ConnectFuture = async move {
+                        match this.upgrade() {
+                            Some(conn) => conn.open().await.map(Arc::new),
+                            None => Err(McpError::UnknownServer { server: String::new() }),
+                        }
+                    }
+                    .boxed()
+                    .shared();
+                    slot.state = State::Connecting(attempt.clone());
+                    (slot.generation, attempt, stale)
+                }
+            }
+        };
+        if let Some(old) = stale {
+            // The old connection dropped: reap its process in the background.
+            tokio::spawn(async move { old.shutdown().await });
+        }
+        let result = attempt.await;
+        let superseded = {
+            let mut slot = self.lock();
+            if slot.generation != generation {
+                true
+            } else {
+                match &result {
+                    Ok(live) => {
+                        if !matches!(&slot.state, State::Connected(l) if Arc::ptr_eq(l, live)) {
+                            slot.state = State::Connected(live.clone());
+                            slot.ever_connected = true;
+                        }
+                    }
+                    Err(e) => slot.state = State::Failed(e.to_string()),
+                }
+                false
+            }
+        };
+        if superseded {
+            // Closed (or superseded) while connecting: don't keep this one.
+            if let Ok(live) = &result {
+                live.shutdown().await;
+            }
+            return Err(McpError::Disconnected {
+                server: self.name.clone(),
+                reason: "closed while connecting".into(),
+            });
+        }
+        result
+    }
+
+    /// The connection for a tool call: reconnects when `lazy`, otherwise a
+    /// closed or dropped connection fails the call.
+    pub(crate) async fn live_for_call(&self) -> Result<Arc<Live>, McpError> {
+        {
+            let slot = self.lock();
+            let usable = match &slot.state {
+                State::Connected(live) => match live.dead_reason() {
+                    None => return Ok(live.clone()),
+                    Some(reason) => Err(reason),
+                },
+                State::Connecting(_) => Ok(()),
+                State::Idle if slot.closed => Err("closed".to_owned()),
+                State::Idle | State::Failed(_) | State::NeedsAuth => Ok(()),
+            };
+            if let (Err(reason), false) = (&usable, self.lazy) {
+                if slot.ever_connected {
+                    return Err(McpError::Disconnected { server: self.name.clone(), reason: reason.clone() });
+                }
+            }
+        }
+        self.connect().await
+    }
+
+    /// Disconnects and stops the process group. Idempotent.
+    pub(crate) async fn close(&self) {
+        let old = {
+            let mut slot = self.lock();
+            slot.generation += 1;
+            slot.closed = true;
+            match std::mem::replace(&mut slot.state, State::Idle) {
+                State::Connected(live) => Some(live),
+                _ => None,
+            }
+        };
+        if let Some(live) = old {
+            live.shutdown().await;
+        }
+    }
+
+    /// Spawns or dials, runs the handshake and lists the tools, all within
+    /// the startup timeout.
+    async fn open(&self) -> Result<Live, McpError> {
+        self.attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let handler = Handler::new();
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        let timeout = self.entry.startup_timeout;
+        let live = match &self.entry.transport {
+            McpTransport::Stdio(config) => {
+                let (process, stdout, stdin) = StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
+                    server: self.name.clone(),
+                    command: config.command.clone(),
+                    message: e.to_string(),
+                })?;
+                let stderr = process.stderr_buffer();
+                let noise = StdoutNoise::default();
+                let transport = AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
+                    .with_max_line_length(MAX_STDIO_MESSAGE);
+                let handshake =
+                    tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await;
+                let mut process = process;
+                let failure = match handshake {
+                    Ok(Ok(service)) => {
+                        let live = Live::new(service, handler, Some(process), Some(noise));
+                        return self.finish(live, timeout).await;
+                    }
+                    Ok(Err(e)) => {
+                        let exited = process.has_exited();
+                        let mut message = error_chain(&e);
+                        if exited {
+                            message.push_str(" (the server process exited)");
+                        }
+                        Some(message)
+                    }
+                    Err(_) => None,
+                };
+                process.shutdown().await;
+                let mut tail = stderr.as_ref().and_then(|s| s.tail());
+                if let Some(note) = noise.note() {
+                    tail = Some(match tail {
+                        Some(t) => format!("{note}\n{t}"),
+                        None => note,
+                    });
+                }
+                return Err(match failure {
+                    Some(message) => McpError::Handshake { server: self.name.clone(), message, stderr: tail },
+                    None => McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: tail },
+                });
+            }
+            McpTransport::Http(config) => {
+                let url = http::display_url(&config.url);
+                let transport = http::transport(config).map_err(|message| McpError::Http {
+                    server: self.name.clone(),
+                    url: url.clone(),
+                    message,
+                    status: None,
+                })?;
+                match tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await {
+                    Ok(Ok(service)) => Live::new(service, handler, None, None),
+                    Ok(Err(e)) => {
+                        let message = error_chain(&e);
+                        return Err(McpError::Http {
+                            server: self.name.clone(),
+                            url,
+                            status: http_status(&message),
+                            message,
+                        });
+                    }
+                    Err(_) => {
+                        return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: None });
+                    }
+                }
+            }
+        };
+        self.finish(live, timeout).await
+    }
+
+    /// Lists the tools, installs them, and starts watching for list changes.
+    async fn finish(&self, live: Live, timeout: Duration) -> Result<Live, McpError> {
+        let listed = tokio::time::timeout(timeout, live.peer().list_all_tools()).await;
+        let remote = match listed {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(e)) => {
+                let message = with_diagnostics(error_chain(&e), live.diagnostics());
+                live.shutdown().await;
+                return Err(McpError::ListTools { server: self.name.clone(), message });
+            }
+            Err(_) => {
+                let stderr = live.diagnostics();
+                live.shutdown().await;
+                return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr });
+            }
+        };
+        match self.build_tools(&remote) {
+            Ok(tools) => self.set_tools(tools),
+            Err(e) => {
+                live.shutdown().await;
+                return Err(e);
+            }
+        }
+        self.watch_list_changes(&live).await;
+        Ok(live)
+    }
+
+    fn set_tools(&self, tools: Vec<Arc<dyn Tool>>) {
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::from(tools);
+    }
+
+    /// Turns a listing into tools: filtered, named, checked for collisions.
+    fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<dyn Tool>>, McpError> {
+        let mut names = ToolNames::new();
+        let mut out: Vec<Arc<dyn Tool>> = Vec::with_capacity(remote.len());
+        for t in remote {
+            if !self.entry.tools.allows(&t.name) {
+                continue;
+            }
+            let name = names.insert(self.naming, &self.name, &t.name)?;
+            out.push(Arc::new(McpTool::new(
+                name,
+                &self.name,
+                t,
+                &self.entry.approval,
+                CallTarget::Managed(self.this.clone()),
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Refreshes the tools when the server announces a change: the legacy
+    /// notification reaches our handler; on 2026-07-28 a listen stream
+    /// carries it.
+    async fn watch_list_changes(&self, live: &Live) {
+        let wants = live
+            .peer()
+            .peer_info()
+            .and_then(|info| info.capabilities.tools.as_ref().and_then(|t| t.list_changed))
+            .unwrap_or(false);
+        if !wants {
+            return;
+        }
+        let changed = live.handler.tools_changed.clone();
+        let modern = live
+            .peer()
+            .peer_info()
+            .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+        if modern {
+            let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+            match live.peer().listen(filter).await {
+                Ok(mut sub) => {
+                    let signal = changed.clone();
+                    live.add_task(tokio::spawn(async move {
+                        while let Ok(Some(_)) = sub.next().await {
+                            signal.notify_one();
+                        }
+                    }));
+                }
+                Err(e) => tracing::debug!(server = %self.name, error = %e, "no tools list_changed stream"),
+            }
+        }
+        let this = self.this.clone();
+        let peer = live.peer().clone();
+        live.add_task(tokio::spawn(async move {
+            loop {
+                changed.notified().await;
+                let Some(conn) = this.upgrade() else { return };
+                match peer.list_all_tools().await {
+                    Ok(remote) => match conn.build_tools(&remote) {
+                        Ok(tools) => {
+                            tracing::debug!(server = %conn.name, count = tools.len(), "MCP tools changed");
+                            conn.set_tools(tools);
+                        }
+                        Err(e) => tracing::warn!(server = %conn.name, error = %e, "keeping the old tool list"),
+                    },
+                    Err(e) => {
+                        tracing::debug!(server = %conn.name, error = %e, "could not refresh tools");
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }));
+    }
+}
+
+fn with_diagnostics(reason: String, diagnostics: Option<String>) -> String {
+    match diagnostics {
+        Some(d) => format!("{reason}\n{d}"),
+        None => reason,
+    }
+}
+
+/// An HTTP status mentioned in an rmcp error message.
+fn http_status(message: &str) -> Option<u16> {
+    let re = regex::Regex::new(r"\b([45]\d\d)\b").ok()?;
+    re.captures(message).and_then(|c| c[1].parse().ok())
+}

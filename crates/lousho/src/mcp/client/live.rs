@@ -1,0 +1,107 @@
+//! One live connection to a server: the rmcp service (shared for calls), the
+//! child process when stdio, the tool-list refresh task, and diagnostics.
+
+use super::handler::Handler;
+use super::process::StdioProcess;
+use super::stderr::StderrBuffer;
+use super::stdout_watch::StdoutNoise;
+use rmcp::service::{Peer, RoleClient, RunningService};
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::time::Duration;
+
+/// How long closing the protocol session may take before we move on to
+/// stopping the process.
+const SESSION_CLOSE_LIMIT: Duration = Duration::from_secs(2);
+
+pub(crate) struct Live {
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    peer: Peer<RoleClient>,
+    process: tokio::sync::Mutex<Option<StdioProcess>>,
+    broken: Mutex<Option<String>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    pub(crate) stderr: Option<StderrBuffer>,
+    pub(crate) noise: Option<StdoutNoise>,
+    pub(crate) handler: Handler,
+}
+
+impl Live {
+    pub(crate) fn new(
+        service: RunningService<RoleClient, Handler>,
+        handler: Handler,
+        process: Option<StdioProcess>,
+        noise: Option<StdoutNoise>,
+    ) -> Self {
+        let peer = service.peer().clone();
+        let stderr = process.as_ref().and_then(StdioProcess::stderr_buffer);
+        Self {
+            service: Mutex::new(Some(service)),
+            peer,
+            process: tokio::sync::Mutex::new(process),
+            broken: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
+            stderr,
+            noise,
+            handler,
+        }
+    }
+
+    /// The peer, for requests.
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
+    /// Keeps a background task that ends with this connection.
+    pub(crate) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner).push(task);
+    }
+
+    /// Marks the connection dead (a call saw the transport go away).
+    pub(crate) fn mark_broken(&self, reason: &str) {
+        let mut b = self.broken.lock().unwrap_or_else(PoisonError::into_inner);
+        if b.is_none() {
+            *b = Some(reason.to_owned());
+        }
+    }
+
+    /// Why the connection is dead, or `None` while it is usable.
+    pub(crate) fn dead_reason(&self) -> Option<String> {
+        if let Some(r) = self.broken.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            return Some(r);
+        }
+        if self.peer.is_transport_closed() {
+            return Some("the connection dropped (the server exited or closed it)".to_owned());
+        }
+        None
+    }
+
+    /// Stderr tail and stdout noise, for error messages.
+    pub(crate) fn diagnostics(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(n) = self.noise.as_ref().and_then(StdoutNoise::note) {
+            parts.push(n);
+        }
+        if let Some(t) = self.stderr.as_ref().and_then(StderrBuffer::tail) {
+            parts.push(format!("--- server stderr (tail) ---\n{t}"));
+        }
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
+    /// Ends the session, stops the process group and reaps it. Idempotent.
+    pub(crate) async fn shutdown(&self) {
+        for task in self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+            task.abort();
+        }
+        let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(service) = service {
+            // Closing the session closes the child's stdin (stdio) or ends the
+            // HTTP session.
+            if tokio::time::timeout(SESSION_CLOSE_LIMIT, service.cancel()).await.is_err() {
+                tracing::debug!("closing the MCP session took too long; stopping the process");
+            }
+        }
+        if let Some(mut process) = self.process.lock().await.take() {
+            process.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The one place MCP tool names are computed: `<server>__<tool>` (or
+//! `mcp__<server>__<tool>`), normalised to the providers' alphabet, capped at
+//! 64 characters, with a reverse map back to (server, original tool name).
+//! A qualified name is never split on `__`: look it up in [`ToolNames`].
+
+use crate::tool::MAX_TOOL_NAME_LEN;
+use std::collections::BTreeMap;
+
+/// How MCP tools are named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolNaming {
+    /// `<server>__<tool>` (e.g. `docs__search`), the default.
+    #[default]
+    Prefixed,
+    /// `mcp__<server>__<tool>`, Claude's convention.
+    McpPrefixed,
+}
+
+/// Length of the hash suffix (`_` + 8 hex digits) added to a name that was cut.
+const HASH_SUFFIX_LEN: usize = 9;
+
+/// Replaces each character outside `[a-zA-Z0-9_-]` with `_`
+/// (`my server.v2` → `my_server_v2`, `fetch:url` → `fetch_url`).
+pub fn normalize_segment(segment: &str) -> String {
+    if segment.is_empty() {
+        return "_".to_owned();
+    }
+    segment
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
+}
+
+/// The name the model sees for `tool` of `server`: normalised, and when
+/// longer than 64 characters cut with a short stable hash of the full name
+/// appended (so two long names that share a prefix stay apart).
+pub fn qualified_name(naming: ToolNaming, server: &str, tool: &str) -> String {
+    let prefix = match naming {
+        ToolNaming::Prefixed => "",
+        ToolNaming::McpPrefixed => "mcp__",
+    };
+    let full = format!("{prefix}{}__{}", normalize_segment(server), normalize_segment(tool));
+    cap(&full)
+}
+
+fn cap(name: &str) -> String {
+    if name.len() <= MAX_TOOL_NAME_LEN {
+        return name.to_owned();
+    }
+    // Names are ASCII after normalisation, so byte slicing is safe.
+    let keep = MAX_TOOL_NAME_LEN - HASH_SUFFIX_LEN;
+    format!("{}_{:08x}", &name[..keep], fnv1a32(name.as_bytes()))
+}
+
+/// FNV-1a (32 bit): small, stable across versions and platforms.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in bytes {
+        hash ^= u32::from(*b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// Where a qualified tool name came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolOrigin {
+    /// The server's name (the config key, as given).
+    pub server: String,
+    /// The tool's name as the server reports it.
+    pub tool: String,
+}
+
+/// Two tools ended up with one qualified name.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "tool `{first_tool}` of MCP server `{first_server}` and tool `{second_tool}` of MCP server `{second_server}` both become `{name}`; rename a server or hide one tool with `tools.deny`"
+)]
+pub struct NameCollision {
+    /// The shared qualified name.
+    pub name: String,
+    /// The first tool's server.
+    pub first_server: String,
+    /// The first tool's original name.
+    pub first_tool: String,
+    /// The second tool's server.
+    pub second_server: String,
+    /// The second tool's original name.
+    pub second_tool: String,
+}
+
+/// The reverse map: qualified name → (server, original tool name).
+#[derive(Debug, Clone, Default)]
+pub struct ToolNames {
+    by_name: BTreeMap<String, ToolOrigin>,
+}
+
+impl ToolNames {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Names `tool` of `server` and records it; a name already taken by a
+    /// different tool is an error naming both.
+    pub fn insert(
+        &mut self,
+        naming: ToolNaming,
+        server: &str,
+        tool: &str,
+    ) -> Result<String, NameCollision> {
+        let name = qualified_name(naming, server, tool);
+        if let Some(existing) = self.by_name.get(&name) {
+            if existing.server == server && existing.tool == tool {
+                return Ok(name);
+            }
+            return Err(NameCollision {
+                name,
+                first_server: existing.server.clone(),
+                first_tool: existing.tool.clone(),
+                second_server: server.to_owned(),
+                second_tool: tool.to_owned(),
+            });
+        }
+        self.by_name
+            .insert(name.clone(), ToolOrigin { server: server.to_owned(), tool: tool.to_owned() });
+        Ok(name)
+    }
+
+    /// Where the qualified `name` came from.
+    pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
+        self.by_name.get(name)
+    }
+
+    /// How many names.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::is_valid_tool_name;
+
+    #[test]
+    fn both_segments_are_normalised() {
+        assert_eq!(qualified_name(ToolNaming::Prefixed, "my server.v2", "fetch:url"), "my_server_v2__fetch_url");
+        assert_eq!(qualified_name(ToolNaming::McpPrefixed, "docs", "search"), "mcp__docs__search");
+        assert_eq!(qualified_name(ToolNaming::Prefixed, "a-b", "c_d"), "a-b__c_d");
+        assert_eq!(normalize_segment("é/x"), "__x");
+    }
+
+    #[test]
+    fn long_names_are_cut_with_a_stable_hash() {
+        let long = "t".repeat(80);
+        let a = qualified_name(ToolNaming::Prefixed, "srv", &long);
+        assert_eq!(a.len(), MAX_TOOL_NAME_LEN);
+        assert!(is_valid_tool_name(&a));
+        assert_eq!(a, qualified_name(ToolNaming::Prefixed, "srv", &long), "stable");
+        let b = qualified_name(ToolNaming::Prefixed, "srv", &format!("{long}x"));
+        assert_ne!(a, b, "names sharing the kept prefix stay apart");
+        assert_eq!(a[..55], b[..55]);
+    }
+
+    #[test]
+    fn collisions_name_both_tools_and_the_reverse_map_finds_origins() {
+        let mut names = ToolNames::new();
+        let n = names.insert(ToolNaming::Prefixed, "a__b", "c").unwrap();
+        assert_eq!(n, "a__b__c");
+        let origin = names.origin("a__b__c").unwrap();
+        assert_eq!((origin.server.as_str(), origin.tool.as_str()), ("a__b", "c"));
+        assert!(names.insert(ToolNaming::Prefixed, "a__b", "c").is_ok(), "same tool again is fine");
+        let err = names.insert(ToolNaming::Prefixed, "a", "b__c").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("`c` of MCP server `a__b`") && msg.contains("`b__c` of MCP server `a`"), "{msg}");
+        names.insert(ToolNaming::Prefixed, "a_b", "c").unwrap();
+        let err = names.insert(ToolNaming::Prefixed, "a.b", "c").unwrap_err();
+        assert_eq!(err.name, "a_b__c");
+    }
+}

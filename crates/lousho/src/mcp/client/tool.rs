@@ -1,0 +1,109 @@
+//! A remote MCP tool as a [`Tool`]: description and schema verbatim, title as
+//! display name, raw annotations in metadata, approval from the entry.
+
+use super::call::{CallTarget, call_remote};
+use crate::policy::Approval;
+use crate::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+/// One tool of an MCP server.
+pub struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    bare_name: String,
+    target: CallTarget,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("server", &self.server)
+            .field("tool", &self.bare_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    /// Builds the tool from the server's listing.
+    pub(crate) fn new(
+        qualified_name: String,
+        server: &str,
+        remote: &rmcp::model::Tool,
+        approval: &Approval,
+        target: CallTarget,
+    ) -> Self {
+        let bare = remote.name.to_string();
+        let raw_annotations = remote
+            .annotations
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok())
+            .unwrap_or_else(|| json!({}));
+        let annotations: ToolAnnotations =
+            serde_json::from_value(raw_annotations.clone()).unwrap_or_default();
+        let mut spec = ToolSpec::new(
+            qualified_name,
+            remote.description.as_deref().unwrap_or_default(),
+            Value::Object((*remote.input_schema).clone()),
+        );
+        if let Some(schema) = &remote.output_schema {
+            spec = spec.output_schema(Value::Object((**schema).clone()));
+        }
+        if let Some(title) = remote.title.clone().or_else(|| annotations.title.clone()) {
+            spec = spec.display_name(title);
+        }
+        spec = spec
+            .annotations(annotations)
+            .approval(bare_name_approval(approval, &bare))
+            .metadata("origin", Value::String(server.to_owned()))
+            .metadata(
+                "mcp",
+                json!({ "server": server, "tool": bare, "annotations": raw_annotations }),
+            );
+        Self { spec, server: server.to_owned(), bare_name: bare, target }
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The tool's name as the server reports it.
+    pub fn bare_name(&self) -> &str {
+        &self.bare_name
+    }
+}
+
+/// A custom policy gets the bare tool name, not the qualified one.
+fn bare_name_approval(approval: &Approval, bare: &str) -> Approval {
+    match approval {
+        Approval::Custom(f) => {
+            let f = f.clone();
+            let bare = bare.to_owned();
+            Approval::custom(move |_qualified, annotations| f(&bare, annotations))
+        }
+        other => other.clone(),
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let arguments = match input {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(ToolError::InvalidInput {
+                    tool: self.spec.name.clone(),
+                    message: format!("the input must be a JSON object, got {other}"),
+                });
+            }
+        };
+        call_remote(&self.target, &self.server, &self.bare_name, arguments, &ctx).await
+    }
+}

@@ -6,18 +6,23 @@ cd "$(dirname "$0")"
 # (Sections are added per peer: npm packages from interop/package.json + lockfile,
 #  Python packages from interop/requirements.txt into interop/.venv.)
 
-# --- MCP client interop peers (issue #5) ---
-# npm: @modelcontextprotocol/server-everything, pinned in package.json + package-lock.json.
-if [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
-   || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm peers (issues #5, #6: the reference server-everything, the official TypeScript
+# SDK): interop/package.json + package-lock.json.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-# Python: the official SDK (`mcp`, pinned in requirements.txt) in interop/.venv.
+
+# Python peers (the official `mcp` SDK): interop/requirements.txt into interop/.venv.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mcp.server.mcpserver" 2>/dev/null \
-   || [ requirements.txt -nt .venv/.installed ]; then
+if [ ! -f .venv/.requirements.installed ] || ! cmp -s requirements.txt .venv/.requirements.installed; then
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-  touch .venv/.installed
+  cp requirements.txt .venv/.requirements.installed
+fi
+
+# The MCP conformance suite and the Node 22 it needs: interop/conformance/.
+if [ ! -f conformance/node_modules/.package-lock.json ] \
+   || [ conformance/package-lock.json -nt conformance/node_modules/.package-lock.json ]; then
+  (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-pub mod mock_provider;
+pub mod bench;
 pub mod mcp_fixture;
+pub mod mock_provider;
+pub mod serve;
 pub mod tools;

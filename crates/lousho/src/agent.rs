@@ -20,6 +20,7 @@ pub use reply::{Reply, RunStatus, ToolCallRecord};
 pub use session::Session;
 pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
+pub(crate) use execute::call_one;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};

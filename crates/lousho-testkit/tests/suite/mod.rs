@@ -7,3 +7,6 @@ mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_processes;
 mod mcp_tools;
+mod peers;
+mod serve_interop;
+mod serve_stdio;

@@ -1,1 +1,187 @@
 //! Serve an agent (and chosen tools) over MCP, on stdio or Streamable HTTP.
+//!
+//! [`serve_mcp`] exposes the agent as **one tool** taking `{ "message": string }`
+//! — named after the server name, sanitised to `[a-zA-Z0-9_-]` — plus any tools
+//! you pass in [`ServeOptions::tools`], each callable as itself.
+//!
+//! - **Stateless.** Every call of the agent tool is a fresh conversation.
+//! - **Cancellation.** Cancelling the request (`notifications/cancelled` over
+//!   stdio; the client dropping the request over HTTP) cancels the run: its
+//!   tools see their [`ToolContext::cancel`](crate::ToolContext) token fire.
+//! - **Errors.** An agent failure is an `isError: true` result with the reason,
+//!   not a JSON-RPC error. A run that would pause for approval is an
+//!   `isError: true` result naming the tool.
+//! - **Progress.** When the client sends a `progressToken`, each tool call and
+//!   model turn sends a progress notification with a short message.
+//! - **Approvals.** Tools that need approval are not exposed directly unless
+//!   [`ServeOptions::allow_approval_tools`] — and then they run with **no human
+//!   gate**.
+//! - **Annotations.** A tool that needs approval is advertised
+//!   `readOnlyHint: false, destructiveHint: true`; a tool's own hints are sent
+//!   verbatim; a tool with none sends none. The agent tool is read-only when
+//!   every tool the agent can call is.
+//! - **stdio.** Only the protocol is written to stdout (log to stderr); EOF on
+//!   stdin shuts the server down. Serve stdio from a `current_thread` runtime
+//!   for the best latency.
+//! - **HTTP.** Binds `127.0.0.1` by default; POST only (GET/DELETE get `405`);
+//!   `Host`/`Origin` checked against DNS rebinding (`403`); bodies over
+//!   [`HttpOptions::max_body_bytes`] get `413`; [`Auth::bearer`] requires
+//!   `Authorization: Bearer <token>` (`401` with `WWW-Authenticate: Bearer`
+//!   otherwise). Binding a non-loopback host without auth logs a warning.
+//!
+//! ```no_run
+//! use lousho::{Agent, mcp::server::{serve_mcp, ServeOptions, HttpOptions}};
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder().model("test").prompt("You answer support questions.").build()?;
+//! let server = serve_mcp(
+//!     ServeOptions::new(agent)
+//!         .name("support-bot")
+//!         .description("Ask the support agent a question")
+//!         .http(HttpOptions::new().port(3920)),
+//! )
+//! .await?;
+//! println!("serving on {}", server.url().unwrap_or_default());
+//! server.close().await?;
+//! # Ok(()) }
+//! ```
+
+mod agent_tool;
+mod annotations;
+mod cancel;
+mod error;
+mod handle;
+mod handler;
+mod http;
+mod naming;
+mod options;
+mod result;
+mod stdio;
+
+pub use error::ServeError;
+pub use handle::McpServerHandle;
+pub use naming::sanitize_tool_name;
+pub use options::{
+    Auth, BearerToken, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, HttpOptions,
+    McpTransport, ServeOptions,
+};
+
+use crate::tool::{ToolSet, is_valid_tool_name};
+use annotations::{agent_tool_annotations, is_exposed, to_rmcp_annotations, to_rmcp_tool};
+use handler::{LoushoServer, Served};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Starts serving `options.agent` over MCP and returns a handle to the
+/// running server. Over HTTP the port is bound before this returns
+/// ([`McpServerHandle::local_addr`]); over stdio the server runs until stdin
+/// closes ([`McpServerHandle::wait`]) or [`McpServerHandle::close`].
+pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeError> {
+    let ServeOptions {
+        agent,
+        name,
+        description,
+        tool_name,
+        tools,
+        transport,
+        auth,
+        allow_approval_tools,
+    } = options;
+    let server_name = name
+        .or_else(|| agent.name().map(str::to_owned))
+        .unwrap_or_else(|| "lousho-agent".to_owned());
+    let tool_name = tool_name.unwrap_or_else(|| sanitize_tool_name(&server_name));
+    if !is_valid_tool_name(&tool_name) {
+        return Err(ServeError::InvalidToolName(tool_name));
+    }
+    let description = description
+        .or_else(|| agent.description().map(str::to_owned))
+        .unwrap_or_else(|| {
+            format!("Ask the {server_name} agent. Each call is a fresh conversation.")
+        });
+
+    let all_direct = options::direct_tool_set(&tools)?;
+    let mut direct = ToolSet::new();
+    for tool in all_direct.iter() {
+        if is_exposed(tool.as_ref(), allow_approval_tools) {
+            direct.insert(tool.clone())?;
+        } else {
+            tracing::warn!(
+                tool = %tool.spec().name,
+                "not exposing a tool that needs approval (set allow_approval_tools to expose it without a human gate)"
+            );
+        }
+    }
+    if let Some(clash) = direct.get(&tool_name) {
+        return Err(crate::tool::DuplicateToolError {
+            name: tool_name.clone(),
+            first: format!("the agent tool (\"{description}\")"),
+            second: format!("a direct tool (\"{}\")", clash.spec().description),
+        }
+        .into());
+    }
+
+    let reachable = if agent.inner.sources.is_empty() {
+        Some(agent.tools()?)
+    } else {
+        match agent.ready().await {
+            Ok(()) => Some(agent.tools()?),
+            Err(e) => {
+                tracing::warn!(error = %e, "a tool source is not ready; advertising the agent tool as not read-only");
+                None
+            }
+        }
+    };
+    let agent_annotations = agent_tool_annotations(reachable.as_ref());
+    let agent_tool = rmcp::model::Tool::new(
+        tool_name,
+        description.clone(),
+        Arc::new(match agent_tool::input_schema() {
+            serde_json::Value::Object(o) => o,
+            _ => serde_json::Map::new(),
+        }),
+    )
+    .with_annotations(to_rmcp_annotations(&agent_annotations));
+    let direct_listed = direct.iter().map(|t| to_rmcp_tool(t.as_ref())).collect();
+
+    let shutdown = CancellationToken::new();
+    let cancels = cancel::CancelRegistry::default();
+    let server = LoushoServer::new(Served {
+        agent,
+        server_name,
+        description,
+        agent_tool,
+        direct,
+        direct_listed,
+        shutdown: shutdown.clone(),
+        cancels: cancels.clone(),
+    });
+
+    match transport {
+        McpTransport::Stdio => Ok(handle::spawn_stdio(server, shutdown)),
+        McpTransport::Http(http_options) => {
+            let listener = http::bind(&http_options).await?;
+            let bound = listener.local_addr()?;
+            if auth.is_none() && !http::is_loopback(&http_options.host) {
+                tracing::warn!(
+                    host = %http_options.host,
+                    "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; add Auth::bearer"
+                );
+            }
+            let app = http::router(
+                server,
+                cancels,
+                &http_options,
+                auth.as_ref(),
+                bound,
+                &shutdown,
+            );
+            Ok(handle::spawn_http(
+                listener,
+                app,
+                bound,
+                http_options.path,
+                shutdown,
+            ))
+        }
+    }
+}

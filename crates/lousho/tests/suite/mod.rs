@@ -12,3 +12,4 @@ mod providers_anthropic;
 mod providers_common;
 mod providers_openai;
 mod tools;
+mod mcp_serve;

@@ -1,0 +1,205 @@
+//! A fixture agent to serve over MCP in tests: a keyword-driven model and
+//! tools with observable behaviour (a slow tool that records its
+//! cancellation, a read-only lookup, a tool that needs approval).
+
+use futures::stream;
+use lousho::mcp::server::ServeOptions;
+use lousho::model::{FinishReason, ModelStream, Role};
+use lousho::{
+    Agent, DefinedTool, Model, ModelError, ModelEvent, ModelRequest, ToolAnnotations, ToolCall,
+    ToolContext, ToolOutput,
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A model that reads the user's message:
+/// - contains `fail` → the model errors (`the fixture model failed on purpose`);
+/// - contains `slow` → calls `slow_wait` (which waits until cancelled);
+/// - contains `lookup` → calls `lookup_order {"id": "42", "delay_ms": 200}`,
+///   then reports its result (the delay spaces out progress notifications);
+/// - otherwise → answers `You said: <message>`.
+#[derive(Debug, Clone, Default)]
+pub struct KeywordModel;
+
+impl Model for KeywordModel {
+    fn name(&self) -> &str {
+        "fixture/keyword"
+    }
+
+    fn stream(&self, request: &ModelRequest) -> ModelStream {
+        let last = request.messages.last();
+        let events: Vec<Result<ModelEvent, ModelError>> = match last {
+            Some(m) if m.role == Role::Tool => {
+                let text: Vec<String> = m
+                    .tool_results_iter()
+                    .map(|r| format!("{}: {}", r.name, r.output.to_model_text()))
+                    .collect();
+                vec![
+                    Ok(ModelEvent::TextDelta(format!(
+                        "Tool results: {}",
+                        text.join("; ")
+                    ))),
+                    Ok(ModelEvent::Finished(FinishReason::Stop)),
+                ]
+            }
+            _ => {
+                let said = last.map(|m| m.text()).unwrap_or_default();
+                let call = |name: &str, arguments: Value| {
+                    vec![
+                        Ok(ModelEvent::ToolCall(ToolCall {
+                            id: "call_1".into(),
+                            name: name.into(),
+                            arguments,
+                        })),
+                        Ok(ModelEvent::Finished(FinishReason::ToolCalls)),
+                    ]
+                };
+                if said.contains("fail") {
+                    vec![Err(ModelError::Scripted(
+                        "the fixture model failed on purpose".into(),
+                    ))]
+                } else if said.contains("slow") {
+                    call("slow_wait", json!({}))
+                } else if said.contains("lookup") {
+                    call("lookup_order", json!({"id": "42", "delay_ms": 200}))
+                } else {
+                    vec![
+                        Ok(ModelEvent::TextDelta(format!("You said: {said}"))),
+                        Ok(ModelEvent::Finished(FinishReason::Stop)),
+                    ]
+                }
+            }
+        };
+        Box::pin(stream::iter(events))
+    }
+}
+
+/// Counts how often `slow_wait` saw its cancellation token fire.
+#[derive(Debug, Clone, Default)]
+pub struct CancelProbe(Arc<AtomicUsize>);
+
+impl CancelProbe {
+    /// How many cancellations were seen.
+    pub fn seen(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// `lookup_order {id, delay_ms?}` → `{"id": id, "status": "shipped"}` (after
+/// `delay_ms`); read-only, titled.
+pub fn lookup_order() -> DefinedTool {
+    DefinedTool::from_json(
+        "lookup_order",
+        "Look up an order",
+        json!({
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "delay_ms": {"type": "integer"}},
+            "required": ["id"]
+        }),
+        |input: Value, _ctx: ToolContext| async move {
+            let id = input
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            if let Some(ms) = input.get("delay_ms").and_then(Value::as_u64) {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
+            ToolOutput::json(json!({"id": id, "status": "shipped"}))
+        },
+    )
+    .annotations(ToolAnnotations::read_only_tool().title("Look up order"))
+}
+
+/// `echo {text}` → the text; no annotations at all (the fastest direct tool).
+pub fn echo() -> DefinedTool {
+    DefinedTool::from_json(
+        "echo",
+        "Echo the text back",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        |input: Value, _ctx: ToolContext| async move {
+            ToolOutput::text(
+                input
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            )
+        },
+    )
+}
+
+/// `delete_order {id}`: needs approval; its own hints claim read-only (which
+/// must never be advertised).
+pub fn delete_order() -> DefinedTool {
+    DefinedTool::from_json(
+        "delete_order",
+        "Delete an order",
+        json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        |_input: Value, _ctx: ToolContext| async move { ToolOutput::text("deleted") },
+    )
+    .annotations(ToolAnnotations::new().read_only(true).idempotent(true))
+    .needs_approval(true)
+}
+
+/// `slow_wait`: waits up to 30 s for its token; counts the cancellation.
+pub fn slow_wait(probe: &CancelProbe) -> DefinedTool {
+    let probe = probe.0.clone();
+    DefinedTool::from_json(
+        "slow_wait",
+        "Wait a long time",
+        json!({"type": "object", "properties": {}}),
+        move |_input: Value, ctx: ToolContext| {
+            let probe = probe.clone();
+            async move {
+                tokio::select! {
+                    () = ctx.cancel.cancelled() => {
+                        probe.fetch_add(1, Ordering::SeqCst);
+                        ToolOutput::error("cancelled")
+                    }
+                    () = tokio::time::sleep(Duration::from_secs(30)) => ToolOutput::text("waited"),
+                }
+            }
+        },
+    )
+    .read_only()
+}
+
+/// `cancel_status` → `{"cancelled": n}`: how many cancellations `slow_wait` saw.
+pub fn cancel_status(probe: &CancelProbe) -> DefinedTool {
+    let probe = probe.0.clone();
+    DefinedTool::from_json(
+        "cancel_status",
+        "How many slow_wait calls saw their cancellation",
+        json!({"type": "object", "properties": {}}),
+        move |_input: Value, _ctx: ToolContext| {
+            let n = probe.load(Ordering::SeqCst);
+            async move { ToolOutput::json(json!({"cancelled": n})) }
+        },
+    )
+    .read_only()
+}
+
+/// The fixture agent (`KeywordModel` with `lookup_order` and `slow_wait`, both
+/// read-only, so the agent tool is advertised read-only).
+pub fn fixture_agent(probe: &CancelProbe) -> Agent {
+    Agent::builder()
+        .name("test-agent")
+        .description("The fixture agent")
+        .model(KeywordModel)
+        .tool(lookup_order())
+        .tool(slow_wait(probe))
+        .build()
+        .expect("the fixture agent builds")
+}
+
+/// Serve options for the fixture: server `test-agent`, direct tools
+/// `lookup_order`, `echo`, `cancel_status` and (only with
+/// `allow_approval_tools`) `delete_order`.
+pub fn fixture_options(probe: &CancelProbe) -> ServeOptions {
+    ServeOptions::new(fixture_agent(probe))
+        .name("test-agent")
+        .description("Ask the fixture agent")
+        .tools((lookup_order(), echo(), cancel_status(probe), delete_order()))
+}

@@ -1,0 +1,181 @@
+//! The agent as one MCP tool: `{ "message": string }` in, the final text out.
+//! Each call is a fresh run; cancelling the request cancels it; progress
+//! notifications keep clients with request timeouts waiting.
+
+use super::result::error_result;
+use crate::agent::{AgentEvent, Reply, RunStatus, SendOptions};
+use crate::model::{Part, Role};
+use crate::{Agent, AgentError};
+use futures::StreamExt;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long a cancelled run gets to stop (its tools see their tokens fire)
+/// before the handler stops waiting for it.
+const WIND_DOWN: Duration = Duration::from_secs(3);
+
+/// The agent tool's input schema.
+pub(crate) fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "message": { "type": "string", "description": "The message for the agent." }
+        },
+        "required": ["message"],
+        "additionalProperties": false
+    })
+}
+
+/// Where progress goes, when the client asked for it.
+pub(crate) struct Progress {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) token: ProgressToken,
+    step: u32,
+}
+
+impl Progress {
+    pub(crate) fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        Self {
+            peer,
+            token,
+            step: 0,
+        }
+    }
+
+    async fn report(&mut self, message: String) {
+        self.step += 1;
+        let param = ProgressNotificationParam::new(self.token.clone(), f64::from(self.step))
+            .with_message(message);
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "could not send a progress notification");
+        }
+    }
+}
+
+/// What ended a call of the agent tool.
+pub(crate) enum Outcome {
+    /// A result for the client (success or `isError`).
+    Result(CallToolResult),
+    /// The request was cancelled; nothing is sent back.
+    Cancelled,
+}
+
+/// Runs one call of the agent tool.
+pub(crate) async fn call(
+    agent: &Agent,
+    arguments: Option<Map<String, Value>>,
+    request_cancel: &CancellationToken,
+    run_cancel: CancellationToken,
+    mut progress: Option<Progress>,
+) -> Outcome {
+    let message = match arguments.as_ref().and_then(|a| a.get("message")) {
+        Some(Value::String(m)) => m.clone(),
+        _ => {
+            return Outcome::Result(error_result(
+                "missing argument `message`: call this tool with {\"message\": \"<your request>\"}",
+            ));
+        }
+    };
+    let mut stream = agent.stream_with(message, SendOptions::new().cancel(run_cancel.clone()));
+    loop {
+        let event = tokio::select! {
+            biased;
+            () = request_cancel.cancelled() => {
+                run_cancel.cancel();
+                // Let the run wind down so its tools see their tokens fire and
+                // stop before this call is over.
+                let _ = tokio::time::timeout(WIND_DOWN, async {
+                    while stream.next().await.is_some() {}
+                })
+                .await;
+                return Outcome::Cancelled;
+            }
+            e = stream.next() => e,
+        };
+        let event = match event {
+            None => return Outcome::Result(error_result("the agent stopped without a reply")),
+            Some(Err(AgentError::Cancelled)) => return Outcome::Cancelled,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "the served agent failed");
+                return Outcome::Result(error_result(format!("the agent failed: {e}")));
+            }
+            Some(Ok(event)) => event,
+        };
+        match event {
+            AgentEvent::Done(reply) => return Outcome::Result(reply_result(*reply)),
+            AgentEvent::ToolCallStarted(call) => {
+                if let Some(p) = progress.as_mut() {
+                    p.report(format!("calling tool {}", call.name)).await;
+                }
+            }
+            AgentEvent::ToolCallFinished { call, output } => {
+                if let Some(p) = progress.as_mut() {
+                    let how = if output.is_error {
+                        "failed"
+                    } else {
+                        "finished"
+                    };
+                    p.report(format!("tool {} {how}", call.name)).await;
+                }
+            }
+            AgentEvent::TurnFinished { turn, .. } => {
+                if let Some(p) = progress.as_mut() {
+                    p.report(format!("turn {turn} finished")).await;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The result for a finished run: its text, or `isError` when the run paused
+/// (for approval) instead of completing.
+fn reply_result(reply: Reply) -> CallToolResult {
+    if reply.status == RunStatus::Completed {
+        return CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+    }
+    let pending = pending_tools(&reply);
+    let which = if pending.is_empty() {
+        "a tool".to_owned()
+    } else {
+        pending
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    error_result(format!(
+        "approval needed: the agent paused before calling {which}, and tools cannot be approved \
+         over MCP; expose the tool with allow_approval_tools or change its approval policy"
+    ))
+}
+
+/// The tools the run's last assistant message called without getting results.
+fn pending_tools(reply: &Reply) -> Vec<String> {
+    let answered: HashSet<&str> = reply
+        .tool_calls
+        .iter()
+        .map(|r| r.call.id.as_str())
+        .collect();
+    let Some(last) = reply
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+    else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    for part in &last.parts {
+        if let Part::ToolCall(call) = part {
+            if !answered.contains(call.id.as_str()) && !names.contains(&call.name) {
+                names.push(call.name.clone());
+            }
+        }
+    }
+    names
+}

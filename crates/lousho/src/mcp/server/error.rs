@@ -1,0 +1,37 @@
+use crate::AgentError;
+use crate::tool::DuplicateToolError;
+
+/// Why an MCP server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The agent tool's name is not a valid MCP tool name.
+    #[error(
+        "the agent tool name `{0}` is invalid: use 1-64 characters of a-z, A-Z, 0-9, `_` and `-` (set `tool_name`)"
+    )]
+    InvalidToolName(String),
+    /// Two exposed tools share a name (often the agent tool and a direct tool).
+    #[error(transparent)]
+    DuplicateTool(#[from] DuplicateToolError),
+    /// The HTTP path does not start with `/`.
+    #[error("the HTTP path `{0}` must start with `/` (e.g. `/mcp`)")]
+    InvalidPath(String),
+    /// The HTTP address could not be bound.
+    #[error("cannot listen on {addr}: {source}; pick another port (0 picks a free one) or host")]
+    Bind {
+        /// The address asked for.
+        addr: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The agent's tools could not be listed (a tool source failed).
+    #[error("cannot list the agent's tools: {0}")]
+    Agent(#[from] AgentError),
+    /// Serving failed (stdio or HTTP I/O).
+    #[error("the MCP server failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The server task stopped unexpectedly (a bug).
+    #[error("the MCP server task stopped unexpectedly: {0}")]
+    Internal(String),
+}

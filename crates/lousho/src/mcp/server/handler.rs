@@ -1,0 +1,172 @@
+//! The rmcp `ServerHandler`: `tools/list` and `tools/call` for the agent tool
+//! and the directly exposed tools.
+
+use super::agent_tool::{self, Outcome, Progress};
+use super::cancel::{CancelRegistry, Principal};
+use super::result::to_call_result;
+use crate::Agent;
+use crate::agent::call_one;
+use crate::model::ToolCall;
+use crate::tool::{ToolContext, ToolSet};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The served agent and tools; cheap to clone (the HTTP transport clones it per request).
+#[derive(Clone)]
+pub(crate) struct LoushoServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    agent: Agent,
+    agent_tool: String,
+    info: ServerConfig,
+    list: Vec<Tool>,
+    by_name: HashMap<String, Tool>,
+    direct: ToolSet,
+    /// Fires on `close()`: every in-flight call is cancelled.
+    shutdown: CancellationToken,
+    /// In-flight HTTP calls, for cancel notifications.
+    cancels: CancelRegistry,
+}
+
+/// What the handler serves, decided by `serve_mcp`.
+pub(crate) struct Served {
+    pub(crate) agent: Agent,
+    pub(crate) server_name: String,
+    pub(crate) description: String,
+    pub(crate) agent_tool: Tool,
+    pub(crate) direct: ToolSet,
+    pub(crate) direct_listed: Vec<Tool>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) cancels: CancelRegistry,
+}
+
+impl LoushoServer {
+    pub(crate) fn new(served: Served) -> Self {
+        let Served {
+            agent,
+            server_name,
+            description,
+            agent_tool,
+            direct,
+            direct_listed,
+            shutdown,
+            cancels,
+        } = served;
+        let mut list = Vec::with_capacity(direct_listed.len() + 1);
+        let agent_tool_name = agent_tool.name.to_string();
+        list.push(agent_tool);
+        list.extend(direct_listed);
+        let by_name = list
+            .iter()
+            .map(|t| (t.name.to_string(), t.clone()))
+            .collect();
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(server_name, env!("CARGO_PKG_VERSION")))
+            .with_instructions(description);
+        Self {
+            inner: Arc::new(Inner {
+                agent,
+                agent_tool: agent_tool_name,
+                info,
+                list,
+                by_name,
+                direct,
+                shutdown,
+                cancels,
+            }),
+        }
+    }
+}
+
+impl ServerHandler for LoushoServer {
+    fn get_info(&self) -> ServerConfig {
+        self.inner.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.list.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.by_name.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inner = &self.inner;
+        let run_cancel = inner.shutdown.child_token();
+        // Over HTTP a cancel notification may cancel this call too.
+        let request_cancel = cx.ct.child_token();
+        let _registration = cx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Principal>())
+            .map(|p| {
+                inner
+                    .cancels
+                    .register(p, cx.id.to_string(), request_cancel.clone())
+            });
+        if request.name == inner.agent_tool {
+            let progress = cx
+                .meta
+                .get_progress_token()
+                .map(|t| Progress::new(cx.peer.clone(), t));
+            return match agent_tool::call(
+                &inner.agent,
+                request.arguments,
+                &request_cancel,
+                run_cancel,
+                progress,
+            )
+            .await
+            {
+                Outcome::Result(r) => Ok(r.into()),
+                Outcome::Cancelled => {
+                    Err(ErrorData::internal_error("the call was cancelled", None))
+                }
+            };
+        }
+        if !inner.direct.contains(&request.name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; call tools/list for the tools this server has",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let call = ToolCall {
+            id: cx.id.to_string(),
+            name: request.name.to_string(),
+            arguments: request
+                .arguments
+                .map_or_else(|| Value::Object(Default::default()), Value::Object),
+        };
+        let ctx = ToolContext::new(call.id.clone()).with_cancel(run_cancel.clone());
+        tokio::select! {
+            biased;
+            out = call_one(&inner.direct, &call, ctx) => Ok(to_call_result(out).into()),
+            () = request_cancel.cancelled() => {
+                run_cancel.cancel();
+                Err(ErrorData::internal_error("the call was cancelled", None))
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! What `serve_mcp` serves, and how: [`ServeOptions`], [`McpTransport`],
+//! [`HttpOptions`] and [`Auth`].
+
+use crate::Agent;
+use crate::tool::{IntoTools, Tool, ToolSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// The default HTTP port (`lousho mcp --http` uses it too).
+pub const DEFAULT_HTTP_PORT: u16 = 3920;
+/// The default HTTP endpoint path.
+pub const DEFAULT_HTTP_PATH: &str = "/mcp";
+/// The default cap on an HTTP request body (4 MiB); larger bodies get `413`.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What to serve over MCP and how. Pass it to [`serve_mcp`](super::serve_mcp).
+///
+/// ```
+/// use lousho::{Agent, mcp::server::{ServeOptions, McpTransport, HttpOptions}};
+/// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Agent::builder().model("test").build()?;
+/// let options = ServeOptions::new(agent)
+///     .name("support-bot")
+///     .description("Ask the support agent a question")
+///     .transport(McpTransport::Http(HttpOptions::new().port(0)));
+/// # let _ = options; Ok(()) }
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct ServeOptions {
+    pub(crate) agent: Agent,
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) tool_name: Option<String>,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) transport: McpTransport,
+    pub(crate) auth: Option<Auth>,
+    pub(crate) allow_approval_tools: bool,
+}
+
+impl fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("agent", &self.agent)
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("tool_name", &self.tool_name)
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.spec().name.clone())
+                    .collect::<Vec<_>>(),
+            )
+            .field("transport", &self.transport)
+            .field("auth", &self.auth)
+            .field("allow_approval_tools", &self.allow_approval_tools)
+            .finish()
+    }
+}
+
+impl ServeOptions {
+    /// Serves `agent` as one tool taking `{ "message": string }`, over stdio.
+    pub fn new(agent: Agent) -> Self {
+        Self {
+            agent,
+            name: None,
+            description: None,
+            tool_name: None,
+            tools: Vec::new(),
+            transport: McpTransport::Stdio,
+            auth: None,
+            allow_approval_tools: false,
+        }
+    }
+
+    /// The server name (default: the agent's name, else `lousho-agent`). The
+    /// agent tool is named after it, sanitised to `[a-zA-Z0-9_-]`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The agent tool's description (default: the agent's description).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Names the agent tool explicitly instead of after the server name.
+    pub fn tool_name(mut self, tool_name: impl Into<String>) -> Self {
+        self.tool_name = Some(tool_name.into());
+        self
+    }
+
+    /// Also exposes these tools directly, each callable as itself. Tools that
+    /// need approval are left out unless [`allow_approval_tools`](Self::allow_approval_tools).
+    pub fn tools(mut self, tools: impl IntoTools) -> Self {
+        self.tools.extend(tools.into_tools());
+        self
+    }
+
+    /// Also exposes one tool directly.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Where to serve (default: [`McpTransport::Stdio`]).
+    pub fn transport(mut self, transport: McpTransport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Serves Streamable HTTP with these options (shorthand for
+    /// `transport(McpTransport::Http(http))`).
+    pub fn http(self, http: HttpOptions) -> Self {
+        self.transport(McpTransport::Http(http))
+    }
+
+    /// Requires this authentication (HTTP only).
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Exposes tools that need approval too. **They then run with no human
+    /// gate**: any MCP client that can reach the server can call them.
+    pub fn allow_approval_tools(mut self, allow: bool) -> Self {
+        self.allow_approval_tools = allow;
+        self
+    }
+}
+
+/// How the server is reached.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum McpTransport {
+    /// Newline-delimited JSON-RPC on stdin/stdout (what Claude Code and
+    /// Cursor spawn). Only the protocol is written to stdout; EOF on stdin
+    /// shuts the server down.
+    #[default]
+    Stdio,
+    /// Streamable HTTP: stateless, JSON responses, POST only.
+    Http(HttpOptions),
+}
+
+/// Streamable HTTP settings.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct HttpOptions {
+    /// The address to bind (default `127.0.0.1`).
+    pub host: String,
+    /// The port (default 3920; 0 picks a free one, see `local_addr()`).
+    pub port: u16,
+    /// The endpoint path (default `/mcp`).
+    pub path: String,
+    /// Extra `Host` values to accept besides the loopback names and the bound
+    /// host (DNS-rebinding protection).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins to accept besides loopback ones, e.g.
+    /// `https://app.example.com:443`. Any other `Origin` gets `403`.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted (default 4 MiB); larger get `413`.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".to_owned(),
+            port: DEFAULT_HTTP_PORT,
+            path: DEFAULT_HTTP_PATH.to_owned(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// `127.0.0.1:3920/mcp`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The address to bind. Binding a non-loopback host without [`Auth`] logs a warning.
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// The port; 0 picks a free one.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The endpoint path (`/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Accepts another `Host` header value (a hostname or `host:port`).
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Accepts another browser `Origin` (`scheme://host[:port|:*]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The largest request body accepted, in bytes.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+}
+
+/// How HTTP clients authenticate.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Auth {
+    /// `Authorization: Bearer <token>`, compared in constant time; anything
+    /// else gets `401` with `WWW-Authenticate: Bearer`.
+    Bearer(BearerToken),
+}
+
+impl Auth {
+    /// Requires `Authorization: Bearer <token>`.
+    pub fn bearer(token: impl Into<String>) -> Self {
+        Auth::Bearer(BearerToken(token.into()))
+    }
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Auth::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+        }
+    }
+}
+
+/// A bearer token; never printed.
+#[derive(Clone)]
+pub struct BearerToken(pub(crate) String);
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Directly exposed tools, collected into a set (duplicates are an error).
+pub(crate) fn direct_tool_set(
+    tools: &[Arc<dyn Tool>],
+) -> Result<ToolSet, crate::tool::DuplicateToolError> {
+    let mut set = ToolSet::new();
+    for tool in tools {
+        set.insert(tool.clone())?;
+    }
+    Ok(set)
+}

@@ -64,6 +64,11 @@ impl SpecError {
         }
     }
 
+    /// An error about `file` with no position (for tools built on spec files).
+    pub fn from_parts(file: impl Into<PathBuf>, kind: SpecErrorKind) -> Self {
+        Self::new(file, kind)
+    }
+
     pub(crate) fn at(mut self, line: Option<usize>, column: Option<usize>) -> Self {
         self.line = line;
         self.column = column;

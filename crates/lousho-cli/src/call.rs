@@ -30,7 +30,11 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         ScriptedTurn::tool_call(&args.tool, input),
         ScriptedTurn::text(""),
     ]);
-    let (agent, mcp) = load::build(&spec, ModelChoice::Model(Arc::new(script)), Approvals::Terminal)?;
+    let (agent, mcp) = load::build(
+        &spec,
+        ModelChoice::Model(Arc::new(script)),
+        Approvals::Terminal,
+    )?;
     if let Some(mcp) = &mcp
         && let Err(e) = load::connect(mcp, true).await
     {
@@ -41,11 +45,14 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     if tools.get(&args.tool).is_none() {
         let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
         agent.close().await;
-        let err = SpecError::from_parts(&spec.path, SpecErrorKind::Invalid(format!(
-            "the agent has no tool `{}`; its tools are: {}",
-            args.tool,
-            names.join(", ")
-        )));
+        let err = SpecError::from_parts(
+            &spec.path,
+            SpecErrorKind::Invalid(format!(
+                "the agent has no tool `{}`; its tools are: {}",
+                args.tool,
+                names.join(", ")
+            )),
+        );
         return Err(err.into());
     }
     let reply = agent.send("(lousho call)").await;
@@ -55,5 +62,9 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("the tool was not called");
     };
     println!("{}", record.output.to_model_text());
-    Ok(ExitCode::from(if record.output.is_error { exit::FAILED } else { exit::OK }))
+    Ok(ExitCode::from(if record.output.is_error {
+        exit::FAILED
+    } else {
+        exit::OK
+    }))
 }

@@ -1,7 +1,7 @@
 //! From a spec file to a ready agent: load, build, connect its MCP servers.
 
-use crate::progress::Spinner;
 use crate::approve;
+use crate::progress::Spinner;
 use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
 use lousho::spec::{AgentSpec, SpecLoader};
 use lousho::{Agent, ModelError};
@@ -82,7 +82,8 @@ pub fn build(
 #[allow(clippy::print_stderr)]
 pub async fn connect(mcp: &McpClient, show: bool) -> Result<(), McpError> {
     let names: Vec<String> = mcp.server_names().map(str::to_owned).collect();
-    let spinner = show.then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));
+    let spinner =
+        show.then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));
     let result = mcp.connect_all().await;
     drop(spinner);
     if show {

@@ -17,7 +17,10 @@ impl Spinner {
     pub fn start(message: String) -> Self {
         if !std::io::stderr().is_terminal() {
             eprintln!("{message}…");
-            return Self { stop: None, task: None };
+            return Self {
+                stop: None,
+                task: None,
+            };
         }
         let (stop, mut stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -40,7 +43,10 @@ impl Spinner {
             let _ = write!(err, "\r\x1b[2K");
             let _ = err.flush();
         });
-        Self { stop: Some(stop), task: Some(task) }
+        Self {
+            stop: Some(stop),
+            task: Some(task),
+        }
     }
 }
 

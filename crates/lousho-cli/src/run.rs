@@ -82,13 +82,17 @@ pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
 #[allow(clippy::print_stderr)]
 async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
     let session = agent.session();
-    let history = std::env::var_os("HOME")
-        .map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
+    let history =
+        std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
     let mut editor = rustyline::DefaultEditor::new()?;
     if let Some(path) = &history {
         let _ = editor.load_history(path);
     }
-    eprintln!("Chatting with {} ({}). Ctrl-D to quit.", agent.name().unwrap_or("the agent"), agent.model_name());
+    eprintln!(
+        "Chatting with {} ({}). Ctrl-D to quit.",
+        agent.name().unwrap_or("the agent"),
+        agent.model_name()
+    );
     loop {
         let (back, line) = tokio::task::spawn_blocking(move || {
             let line = editor.readline("> ");

@@ -11,7 +11,10 @@ use std::process::ExitCode;
 #[allow(clippy::print_stderr)]
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
-    let model = args.model.as_deref().map_or(ModelChoice::Spec, ModelChoice::Named);
+    let model = args
+        .model
+        .as_deref()
+        .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
     let (agent, mcp) = load::build(&spec, model, Approvals::Nobody)?;
     let name = spec.name.clone().unwrap_or_else(|| {
@@ -49,7 +52,12 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         options = options.tools(direct);
     }
     if args.http {
-        options = options.http(HttpOptions::new().host(args.host.clone()).port(args.port).path(args.path.clone()));
+        options = options.http(
+            HttpOptions::new()
+                .host(args.host.clone())
+                .port(args.port)
+                .path(args.path.clone()),
+        );
         let token = match &args.token_env {
             Some(var) => Some(std::env::var(var).map_err(|_| {
                 anyhow::anyhow!("--token-env {var}: the environment variable `{var}` is not set")
@@ -62,7 +70,10 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     }
     let handle = serve_mcp(options).await?;
     if args.http {
-        eprintln!("lousho: serving `{name}` over MCP at {} (Ctrl-C to stop)", handle.url().unwrap_or_default());
+        eprintln!(
+            "lousho: serving `{name}` over MCP at {} (Ctrl-C to stop)",
+            handle.url().unwrap_or_default()
+        );
         let _ = tokio::signal::ctrl_c().await;
         handle.close().await?;
     } else {

@@ -55,7 +55,10 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     }
     agent.close().await;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "tools": tools, "servers": servers }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "tools": tools, "servers": servers }))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!("{:<32} {:<12} {:<8} REASON", "TOOL", "ORIGIN", "DECISION");

@@ -69,7 +69,8 @@ fn initial_tools() -> Vec<Value> {
 }
 
 fn result(v: Value) -> Result<CallToolResponse, ErrorData> {
-    let r: CallToolResult = serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    let r: CallToolResult =
+        serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     Ok(r.into())
 }
 
@@ -85,14 +86,22 @@ impl Fixture {
             .map(|v| serde_json::from_value::<Tool>(v).unwrap())
             .map(|t| (t.name.to_string(), t))
             .collect();
-        Self { tools: Arc::new(RwLock::new(tools)), changed: broadcast::channel(16).0 }
+        Self {
+            tools: Arc::new(RwLock::new(tools)),
+            changed: broadcast::channel(16).0,
+        }
     }
 }
 
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new("lousho-fixture", "1.0.0"))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("lousho-fixture", "1.0.0"))
     }
 
     async fn list_tools(
@@ -100,14 +109,19 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.read().unwrap().values().cloned().collect()))
+        Ok(ListToolsResult::with_all_items(
+            self.tools.read().unwrap().values().cloned().collect(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.read().unwrap().get(name).cloned()
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.clone())
     }
 
@@ -131,7 +145,12 @@ impl ServerHandler for Fixture {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = req.arguments.clone().unwrap_or_default();
         let int = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
-        let string = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let string = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         match req.name.as_ref() {
             "echo" | "fetch:url" => text(string("text")),
             "destroy" => text("destroyed"),
@@ -146,7 +165,9 @@ impl ServerHandler for Fixture {
                 ],
                 "structuredContent": {"answer": 42}
             })),
-            "fail" => result(json!({"content": [{"type": "text", "text": "it went wrong"}], "isError": true})),
+            "fail" => result(
+                json!({"content": [{"type": "text", "text": "it went wrong"}], "isError": true}),
+            ),
             "env" => text(std::env::var(string("name")).unwrap_or_else(|_| "<unset>".into())),
             "slow" => {
                 let ms = int("ms", 10_000);
@@ -168,7 +189,13 @@ impl ServerHandler for Fixture {
                 for i in 0..steps {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     if let Some(t) = &token {
-                        let _ = cx.peer.notify_progress(ProgressNotificationParam::new(t.clone(), (i + 1) as f64)).await;
+                        let _ = cx
+                            .peer
+                            .notify_progress(ProgressNotificationParam::new(
+                                t.clone(),
+                                (i + 1) as f64,
+                            ))
+                            .await;
                     }
                 }
                 text(format!("done after {steps} steps"))
@@ -189,8 +216,13 @@ impl ServerHandler for Fixture {
                 let _ = cx.peer.notify_tool_list_changed().await;
                 text(format!("added {name}"))
             }
-            other if self.tools.read().unwrap().contains_key(other) => text(format!("called {other}")),
-            other => Err(ErrorData::invalid_params(format!("unknown tool {other}"), None)),
+            other if self.tools.read().unwrap().contains_key(other) => {
+                text(format!("called {other}"))
+            }
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool {other}"),
+                None,
+            )),
         }
     }
 }
@@ -219,7 +251,9 @@ impl HttpFixture {
 /// most servers are); `stateless` uses JSON responses without sessions.
 pub async fn serve_http(stateless: bool) -> HttpFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
     let ct = tokio_util::sync::CancellationToken::new();
     let fixture = Fixture::new();
     let mut cfg = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
@@ -233,27 +267,41 @@ pub async fn serve_http(stateless: bool) -> HttpFixture {
     );
     let seen: Arc<std::sync::Mutex<Vec<BTreeMap<String, String>>>> = Arc::default();
     let seen2 = seen.clone();
-    let app = axum::Router::new().nest_service("/mcp", svc).layer(axum::middleware::from_fn(
-        move |req: axum::extract::Request, next: axum::middleware::Next| {
-            let seen = seen2.clone();
-            async move {
-                let h = req
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
-                    .collect();
-                seen.lock().unwrap().push(h);
-                next.run(req).await
-            }
-        },
-    ));
+    let app = axum::Router::new()
+        .nest_service("/mcp", svc)
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let seen = seen2.clone();
+                async move {
+                    let h = req
+                        .headers()
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                k.as_str().to_owned(),
+                                v.to_str().unwrap_or_default().to_owned(),
+                            )
+                        })
+                        .collect();
+                    seen.lock().unwrap().push(h);
+                    next.run(req).await
+                }
+            },
+        ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = ct.clone();
     let task = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await;
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
     });
-    HttpFixture { url: format!("http://{addr}/mcp"), seen_headers: seen, shutdown: ct, task: Some(task) }
+    HttpFixture {
+        url: format!("http://{addr}/mcp"),
+        seen_headers: seen,
+        shutdown: ct,
+        task: Some(task),
+    }
 }
 
 /// The stdio binary's entry: applies the behaviour switches, then serves.
@@ -261,7 +309,11 @@ pub async fn run_stdio() {
     use rmcp::ServiceExt;
     if let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG") {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
         writeln!(f, "serve {}", std::process::id()).unwrap();
     }
     if let Ok(path) = std::env::var("FIXTURE_EXIT_UNLESS") {

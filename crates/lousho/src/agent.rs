@@ -15,12 +15,12 @@ mod stream;
 pub use builder::AgentBuilder;
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
+pub(crate) use execute::call_one;
 pub use options::SendOptions;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
 pub use session::Session;
 pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
-pub(crate) use execute::call_one;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};

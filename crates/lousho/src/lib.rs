@@ -63,17 +63,17 @@ pub use agent::{
     Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunState,
     RunStateError, RunStatus, SendOptions, Session, ToolCallRecord,
 };
+pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
+#[cfg(feature = "mcp")]
+pub use mcp::{connect_mcp, load_mcp_tools};
 pub use model::{
     Message, Model, ModelError, ModelEvent, ModelRequest, ScriptedModel, ScriptedTurn, TestModel,
     ToolCall, Usage, resolve_model,
 };
-pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 pub use policy::{
     Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,
     PermissionRule, Permissions, ToolDecision,
 };
-#[cfg(feature = "mcp")]
-pub use mcp::{connect_mcp, load_mcp_tools};
 pub use tool::{
     Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,
     ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,

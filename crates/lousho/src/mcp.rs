@@ -5,8 +5,8 @@ pub mod client;
 pub mod server;
 
 pub use client::{
-    ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError,
-    ServerStatus, ToolNaming, connect_mcp, load_mcp_tools,
+    ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError, ServerStatus,
+    ToolNaming, connect_mcp, load_mcp_tools,
 };
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

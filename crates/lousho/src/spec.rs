@@ -58,8 +58,8 @@ pub use error::{SpecError, SpecErrorKind};
 
 use crate::AgentBuilder;
 use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
-use crate::mcp::client::{McpTransport, servers_from_value};
 use crate::mcp::McpServers;
+use crate::mcp::client::{McpTransport, servers_from_value};
 use crate::policy::{PermissionRule, Permissions};
 use file::{AuthFile, McpServersField, RuleDecisionFile, SpecFile};
 use interpolate::{InterpolateError, first_reference, interpolate};
@@ -112,7 +112,10 @@ impl fmt::Debug for ServeSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServeSpec")
             .field("tools", &self.tools)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("allow_approval_tools", &self.allow_approval_tools)
             .finish()
     }
@@ -219,7 +222,11 @@ impl SpecLoader {
                 let mut out = yaml_serde::Mapping::new();
                 for (k, v) in map {
                     let name = k.as_str().map(str::to_owned).unwrap_or_default();
-                    let child = if key.is_empty() { name } else { format!("{key}.{name}") };
+                    let child = if key.is_empty() {
+                        name
+                    } else {
+                        format!("{key}.{name}")
+                    };
                     out.insert(k, self.expand(v, &child, path, text)?);
                 }
                 Value::Mapping(out)
@@ -231,7 +238,9 @@ impl SpecLoader {
     fn expand_str(&self, s: &str, key: &str, path: &Path, text: &str) -> Result<String, SpecError> {
         interpolate(s, &|name| self.lookup(name)).map_err(|e| {
             let line = match &e {
-                InterpolateError::Unset(name) => first_reference(text, name).map(|o| line_of_offset(text, o)),
+                InterpolateError::Unset(name) => {
+                    first_reference(text, name).map(|o| line_of_offset(text, o))
+                }
                 InterpolateError::Malformed(_) => line_of_key(text, key),
             };
             let kind = match &e {
@@ -260,19 +269,27 @@ impl SpecLoader {
             if !BUILTIN_NAMES.contains(&name.as_str()) {
                 let suggestion = suggest::did_you_mean(name, BUILTIN_NAMES).map(str::to_owned);
                 return Err(at_key(
-                    SpecErrorKind::UnknownTool { name: name.clone(), suggestion },
+                    SpecErrorKind::UnknownTool {
+                        name: name.clone(),
+                        suggestion,
+                    },
                     &format!("tools[{i}]"),
                 )
                 .at(line_of_key(text, "tools"), None));
             }
         }
         if file.max_turns == Some(0) {
-            return Err(at_key(SpecErrorKind::Invalid("must be at least 1".into()), "maxTurns"));
+            return Err(at_key(
+                SpecErrorKind::Invalid("must be at least 1".into()),
+                "maxTurns",
+            ));
         }
         let mcp_servers = match file.mcp_servers {
             None => McpServers::new(),
             Some(McpServersField::Map(map)) => resolve_servers(map, &dir),
-            Some(McpServersField::Path(p)) => self.read_mcp_json(&dir.join(p), path, text)?,
+            Some(McpServersField::Path(p)) => {
+                self.read_mcp_json(&join_clean(&dir, Path::new(&p)), path, text)?
+            }
         };
         let mut permissions = Permissions::new();
         for rule in file.permissions.map(|p| p.rules).unwrap_or_default() {
@@ -300,7 +317,9 @@ impl SpecLoader {
             model: file.model,
             prompt: file.prompt,
             tools: file.tools,
-            workspace: file.workspace.map_or_else(|| dir.clone(), |w| dir.join(w)),
+            workspace: file
+                .workspace
+                .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
             max_turns: file.max_turns,
             mcp_servers,
             permissions,
@@ -310,7 +329,12 @@ impl SpecLoader {
 
     /// A Claude-style `.mcp.json` named by `mcpServers`; its strings are
     /// expanded too and its relative paths resolve from its own folder.
-    fn read_mcp_json(&self, json_path: &Path, spec: &Path, text: &str) -> Result<McpServers, SpecError> {
+    fn read_mcp_json(
+        &self,
+        json_path: &Path,
+        spec: &Path,
+        text: &str,
+    ) -> Result<McpServers, SpecError> {
         let fail = |message: String| {
             SpecError::new(spec, SpecErrorKind::Invalid(message))
                 .at(line_of_key(text, "mcpServers"), None)
@@ -327,12 +351,18 @@ impl SpecLoader {
         Ok(resolve_servers(servers, dir))
     }
 
-    fn expand_json(&self, value: serde_json::Value, file: &Path) -> Result<serde_json::Value, SpecError> {
+    fn expand_json(
+        &self,
+        value: serde_json::Value,
+        file: &Path,
+    ) -> Result<serde_json::Value, SpecError> {
         use serde_json::Value;
         Ok(match value {
-            Value::String(s) => Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
-                SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
-            })?),
+            Value::String(s) => {
+                Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
+                    SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
+                })?)
+            }
             Value::Array(items) => Value::Array(
                 items
                     .into_iter()
@@ -387,7 +417,10 @@ impl AgentSpec {
             let tools = builtin_tools(&self.tools, &workspace).map_err(|e| {
                 SpecError::new(
                     &self.path,
-                    SpecErrorKind::UnknownTool { name: e.name.clone(), suggestion: None },
+                    SpecErrorKind::UnknownTool {
+                        name: e.name.clone(),
+                        suggestion: None,
+                    },
                 )
                 .key("tools")
             })?;
@@ -403,17 +436,24 @@ fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
     for server in servers.values_mut() {
         if let McpTransport::Stdio(stdio) = &mut server.transport {
             stdio.cwd = Some(match stdio.cwd.take() {
-                Some(cwd) if cwd.is_relative() => dir.join(cwd),
+                Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),
                 Some(cwd) => cwd,
                 None => dir.to_path_buf(),
             });
             let command = Path::new(&stdio.command);
             if command.is_relative() && stdio.command.contains('/') {
-                stdio.command = dir.join(command).to_string_lossy().into_owned();
+                stdio.command = join_clean(dir, command).to_string_lossy().into_owned();
             }
         }
     }
     servers
+}
+
+/// `dir/rel` without `.` components (`./bin/server` → `dir/bin/server`).
+fn join_clean(dir: &Path, rel: &Path) -> PathBuf {
+    rel.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .fold(dir.to_path_buf(), |acc, c| acc.join(c))
 }
 
 /// Checks that `model` names a known provider, without needing its key.
@@ -455,8 +495,8 @@ fn shape_error(
     }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let unknown = rest.split('`').next().unwrap_or_default();
-        let suggestion = suggest::did_you_mean(unknown, suggest::expected_fields(rest))
-            .map(str::to_owned);
+        let suggestion =
+            suggest::did_you_mean(unknown, suggest::expected_fields(rest)).map(str::to_owned);
         let key = if key.ends_with(unknown) {
             key
         } else if key.is_empty() || key == "." {

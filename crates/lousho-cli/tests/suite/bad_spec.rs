@@ -64,5 +64,9 @@ fn a_wrong_type_and_a_bad_model_name_the_key() {
     let (_dir, spec) = spec_file("m.yaml", "prompt: hi\nmodel: gpt4\n");
     let out = run(&["run", &spec, "x"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("m.yaml:2: `model`: `gpt4` is not a model string"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("m.yaml:2: `model`: `gpt4` is not a model string"),
+        "{}",
+        stderr(&out)
+    );
 }

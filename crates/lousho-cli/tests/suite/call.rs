@@ -6,21 +6,43 @@ fn call_prints_a_builtin_tools_result() {
     std::fs::write(dir.path().join("notes.txt"), "remember the milk\n").unwrap();
     let out = run(&["call", &spec, "read_file", r#"{"path": "notes.txt"}"#]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("remember the milk"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("remember the milk"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
 fn call_reaches_an_mcp_servers_tool() {
-    let out = run(&["call", &example("quickstart.yaml"), "files__read_file", r#"{"path": "files.yaml"}"#]);
+    let out = run(&[
+        "call",
+        &example("quickstart.yaml"),
+        "files__read_file",
+        r#"{"path": "files.yaml"}"#,
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("A small file-reading agent"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("A small file-reading agent"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
 fn call_goes_through_permission_rules() {
-    let out = run(&["call", &example("quickstart.yaml"), "files__files", r#"{"message": "hi"}"#]);
+    let out = run(&[
+        "call",
+        &example("quickstart.yaml"),
+        "files__files",
+        r#"{"message": "hi"}"#,
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stdout(&out).contains("denied by a permission rule"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("denied by a permission rule"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

@@ -19,7 +19,11 @@ pub fn repo() -> PathBuf {
 }
 
 pub fn example(name: &str) -> String {
-    repo().join("examples/agents").join(name).to_string_lossy().into_owned()
+    repo()
+        .join("examples/agents")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
 }
 
 pub fn stdout(o: &Output) -> String {

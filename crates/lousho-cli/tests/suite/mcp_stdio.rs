@@ -7,7 +7,8 @@ use serde_json::json;
 #[tokio::test]
 async fn lousho_mcp_over_stdio_answers_a_real_mcp_client() {
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lousho")).configure(|c| {
-        c.args(["mcp", &example("files.yaml")]).env("LOUSHO_LOG", "warn");
+        c.args(["mcp", &example("files.yaml")])
+            .env("LOUSHO_LOG", "warn");
     });
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
     let mut names: Vec<String> = client

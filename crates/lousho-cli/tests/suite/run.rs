@@ -10,7 +10,11 @@ fn run_with_the_test_model_prints_the_answer() {
 
 #[test]
 fn the_quickstart_lists_and_calls_tools_of_a_real_stdio_mcp_server() {
-    let out = run(&["run", &example("quickstart.yaml"), "What is in this folder?"]);
+    let out = run(&[
+        "run",
+        &example("quickstart.yaml"),
+        "What is in this folder?",
+    ]);
     let (so, se) = (stdout(&out), stderr(&out));
     assert!(out.status.success(), "{se}");
     assert!(se.contains("mcp: files connected (3 tools)"), "{se}");
@@ -19,7 +23,10 @@ fn the_quickstart_lists_and_calls_tools_of_a_real_stdio_mcp_server() {
     assert!(so.contains("- files__list_dir"), "{so}");
     assert!(so.contains("- files__read_file"), "{so}");
     // The deny rule in the spec kept the agent tool from running.
-    assert!(so.contains("denied by a permission rule (`files__files`)"), "{so}");
+    assert!(
+        so.contains("denied by a permission rule (`files__files`)"),
+        "{so}"
+    );
 }
 
 #[test]

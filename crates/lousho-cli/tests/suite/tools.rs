@@ -44,5 +44,9 @@ fn tools_without_json_prints_a_table() {
     let out = run(&["tools", &spec]);
     assert!(out.status.success());
     let so = stdout(&out);
-    assert!(so.lines().any(|l| l.starts_with("grep") && l.contains("built-in") && l.contains("run")), "{so}");
+    assert!(
+        so.lines()
+            .any(|l| l.starts_with("grep") && l.contains("built-in") && l.contains("run")),
+        "{so}"
+    );
 }

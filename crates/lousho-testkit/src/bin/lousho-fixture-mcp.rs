@@ -13,17 +13,28 @@ use std::io::{BufRead, Write};
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "serve".into());
-    let tags: Vec<String> = std::env::args().skip(1).filter(|a| a.starts_with("--tag")).collect();
+    let tags: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a.starts_with("--tag"))
+        .collect();
     if mode == "launcher" || mode == "sleeper" {
         if let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG") {
-            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap();
             writeln!(f, "{mode} {}", std::process::id()).unwrap();
         }
     }
     match mode.as_str() {
         "launcher" => {
             let exe = std::env::current_exe().unwrap();
-            let status = std::process::Command::new(exe).arg("serve").args(&tags).status().unwrap();
+            let status = std::process::Command::new(exe)
+                .arg("serve")
+                .args(&tags)
+                .status()
+                .unwrap();
             std::process::exit(status.code().unwrap_or(1));
         }
         "sleeper" => loop {
@@ -38,7 +49,10 @@ fn main() {
         }
         "floor" => floor(),
         _ => {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             rt.block_on(lousho_testkit::mcp_fixture::run_stdio());
         }
     }
@@ -50,7 +64,9 @@ fn floor() {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
         let Some(id) = v.get("id") else { continue };
         let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}});
         writeln!(out, "{reply}").unwrap();

@@ -1,8 +1,8 @@
 //! Server entries (de)serialise in the product's and Claude's shapes.
 
 use lousho::Approval;
-use lousho::mcp::client::{McpTransport, StderrMode, parse_mcp_servers, servers_from_value};
 use lousho::mcp::McpServer;
+use lousho::mcp::client::{McpTransport, StderrMode, parse_mcp_servers, servers_from_value};
 use std::time::Duration;
 
 #[test]
@@ -13,11 +13,15 @@ fn claude_mcp_json_shape_and_bare_map_both_parse() {
     }}"#;
     let servers = parse_mcp_servers(claude).unwrap();
     assert_eq!(servers.len(), 2);
-    let McpTransport::Stdio(files) = &servers["files"].transport else { panic!("stdio expected") };
+    let McpTransport::Stdio(files) = &servers["files"].transport else {
+        panic!("stdio expected")
+    };
     assert_eq!(files.command, "npx");
     assert_eq!(files.args.len(), 3);
     assert_eq!(files.env["A"], "1");
-    let McpTransport::Http(docs) = &servers["docs"].transport else { panic!("http expected") };
+    let McpTransport::Http(docs) = &servers["docs"].transport else {
+        panic!("http expected")
+    };
     assert_eq!(docs.headers["Authorization"], "Bearer t");
 
     let bare = r#"{"files": {"command": "npx"}}"#;
@@ -46,25 +50,41 @@ mcpServers:
     assert!(matches!(pg.approval, Approval::Never));
     assert!(!pg.tools.allows("exec") && pg.tools.allows("query"));
     assert_eq!(pg.call_timeout, Duration::from_secs(5));
-    assert_eq!(pg.startup_timeout, Duration::from_secs(30), "default startup timeout");
+    assert_eq!(
+        pg.startup_timeout,
+        Duration::from_secs(30),
+        "default startup timeout"
+    );
     let gh = &servers["github"];
     assert_eq!(gh.kind(), "http");
     assert_eq!(gh.startup_timeout, Duration::from_secs(1));
-    assert_eq!(gh.call_timeout, Duration::from_secs(60), "default call timeout");
+    assert_eq!(
+        gh.call_timeout,
+        Duration::from_secs(60),
+        "default call timeout"
+    );
     // Direct YAML → McpServer works too.
     let one: McpServer = serde_yaml_ng::from_str("command: node\nstderr: capture\n").unwrap();
-    let McpTransport::Stdio(s) = &one.transport else { panic!() };
+    let McpTransport::Stdio(s) = &one.transport else {
+        panic!()
+    };
     assert!(matches!(s.stderr, StderrMode::Capture(_)));
 }
 
 #[test]
 fn unknown_fields_are_errors_naming_the_field() {
-    let err = parse_mcp_servers(r#"{"mcpServers": {"files": {"comand": "npx"}}}"#).unwrap_err().to_string();
+    let err = parse_mcp_servers(r#"{"mcpServers": {"files": {"comand": "npx"}}}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("comand"), "{err}");
     assert!(err.contains("mcpServers.files"), "{err}");
-    let err = parse_mcp_servers(r#"{"mcpServers": {}, "extra": 1}"#).unwrap_err().to_string();
+    let err = parse_mcp_servers(r#"{"mcpServers": {}, "extra": 1}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("extra"), "{err}");
-    let err = McpServer::from_json_str(r#"{"url": "http://x", "tools": {"alow": ["a"]}}"#).unwrap_err().to_string();
+    let err = McpServer::from_json_str(r#"{"url": "http://x", "tools": {"alow": ["a"]}}"#)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("alow"), "{err}");
 }
 
@@ -73,8 +93,14 @@ fn mixed_or_missing_transport_fields_are_clear_errors() {
     for (json, needle) in [
         (r#"{"command": "a", "url": "http://x"}"#, "not both"),
         (r#"{"args": ["x"]}"#, "missing field `command`"),
-        (r#"{"type": "http", "url": "http://x", "env": {"A": "1"}}"#, "`env` is for stdio"),
-        (r#"{"type": "stdio", "command": "x", "headers": {"A": "1"}}"#, "`headers` is for http"),
+        (
+            r#"{"type": "http", "url": "http://x", "env": {"A": "1"}}"#,
+            "`env` is for stdio",
+        ),
+        (
+            r#"{"type": "stdio", "command": "x", "headers": {"A": "1"}}"#,
+            "`headers` is for http",
+        ),
         (r#"{"type": "sse", "url": "http://x"}"#, "not supported"),
         (r#"{"command": "x", "approval": "sometimes"}"#, "sometimes"),
     ] {
@@ -85,8 +111,13 @@ fn mixed_or_missing_transport_fields_are_clear_errors() {
 
 #[test]
 fn approval_strings_map_to_policies() {
-    for (s, want) in [("annotations", "Annotations"), ("always", "Always"), ("never", "Never")] {
-        let entry = McpServer::from_json_str(&format!(r#"{{"command": "x", "approval": "{s}"}}"#)).unwrap();
+    for (s, want) in [
+        ("annotations", "Annotations"),
+        ("always", "Always"),
+        ("never", "Never"),
+    ] {
+        let entry =
+            McpServer::from_json_str(&format!(r#"{{"command": "x", "approval": "{s}"}}"#)).unwrap();
         assert_eq!(format!("{:?}", entry.approval), want);
     }
     let default = McpServer::from_json_str(r#"{"command": "x"}"#).unwrap();
@@ -107,8 +138,12 @@ fn entries_round_trip_through_json() {
     assert_eq!(json["callTimeoutMs"], 5000);
     let back: McpServer = serde_json::from_value(json).unwrap();
     assert_eq!(back.transport, entry.transport);
-    let http = serde_json::to_value(McpServer::http("http://h/mcp").header("X-Tenant", "acme")).unwrap();
-    assert_eq!(http, serde_json::json!({"type": "http", "url": "http://h/mcp", "headers": {"X-Tenant": "acme"}}));
+    let http =
+        serde_json::to_value(McpServer::http("http://h/mcp").header("X-Tenant", "acme")).unwrap();
+    assert_eq!(
+        http,
+        serde_json::json!({"type": "http", "url": "http://h/mcp", "headers": {"X-Tenant": "acme"}})
+    );
 }
 
 #[test]
@@ -117,5 +152,8 @@ fn debug_output_hides_env_and_header_values() {
     let stdio = McpServer::stdio("x").env("API_KEY", "SECRET-KEY");
     let shown = format!("{http:?} {stdio:?}");
     assert!(!shown.contains("SECRET"), "{shown}");
-    assert!(shown.contains("Authorization") && shown.contains("API_KEY"), "{shown}");
+    assert!(
+        shown.contains("Authorization") && shown.contains("API_KEY"),
+        "{shown}"
+    );
 }

@@ -11,10 +11,16 @@ use std::time::{Duration, Instant};
 async fn cancelling_a_run_sends_cancelled_to_the_server() {
     let dir = scratch("cancel");
     let file = dir.join("cancelled");
-    let model = ScriptedModel::new([ScriptedTurn::tool_call("fx__slow", json!({"ms": 20000})), ScriptedTurn::text("x")]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::tool_call("fx__slow", json!({"ms": 20000})),
+        ScriptedTurn::text("x"),
+    ]);
     let agent = Agent::builder()
         .model(model)
-        .mcp_server("fx", fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()))
+        .mcp_server(
+            "fx",
+            fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()),
+        )
         .build()
         .unwrap();
     agent.ready().await.unwrap();
@@ -24,11 +30,17 @@ async fn cancelling_a_run_sends_cancelled_to_the_server() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         t2.cancel();
     });
-    let err = agent.send_with("go", SendOptions::new().cancel(token)).await.unwrap_err();
+    let err = agent
+        .send_with("go", SendOptions::new().cancel(token))
+        .await
+        .unwrap_err();
     assert!(matches!(err, lousho::AgentError::Cancelled), "{err}");
     let deadline = Instant::now() + Duration::from_secs(3);
     while line_count(&file) == 0 {
-        assert!(Instant::now() < deadline, "the server never saw the cancellation");
+        assert!(
+            Instant::now() < deadline,
+            "the server never saw the cancellation"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     agent.close().await;
@@ -39,7 +51,12 @@ async fn the_call_timeout_fires_and_progress_restarts_it() {
     let dir = scratch("timeout");
     let file = dir.join("cancelled");
     let mcp = connect_mcp(
-        [("fx", fixture("serve").call_timeout(Duration::from_millis(400)).env("FIXTURE_CANCEL_FILE", file.display().to_string()))],
+        [(
+            "fx",
+            fixture("serve")
+                .call_timeout(Duration::from_millis(400))
+                .env("FIXTURE_CANCEL_FILE", file.display().to_string()),
+        )],
         ConnectOptions::default(),
     )
     .await
@@ -47,15 +64,25 @@ async fn the_call_timeout_fires_and_progress_restarts_it() {
     let tools = mcp.tools();
     let started = Instant::now();
     let out = call(tools.get("fx__slow").unwrap(), json!({"ms": 5000})).await;
-    assert!(out.is_error && out.to_model_text().contains("400ms"), "{out:?}");
+    assert!(
+        out.is_error && out.to_model_text().contains("400ms"),
+        "{out:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(2));
     // 6 × 150 ms = 900 ms in all, but progress every 150 ms keeps a 400 ms timeout alive.
-    let out = call(tools.get("fx__progress").unwrap(), json!({"ms": 150, "steps": 6})).await;
+    let out = call(
+        tools.get("fx__progress").unwrap(),
+        json!({"ms": 150, "steps": 6}),
+    )
+    .await;
     assert_eq!(out.to_model_text(), "done after 6 steps", "{out:?}");
     // The timed-out call was cancelled at the server.
     let deadline = Instant::now() + Duration::from_secs(3);
     while line_count(&file) == 0 {
-        assert!(Instant::now() < deadline, "no cancellation after the timeout");
+        assert!(
+            Instant::now() < deadline,
+            "no cancellation after the timeout"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     mcp.close().await;
@@ -63,7 +90,9 @@ async fn the_call_timeout_fires_and_progress_restarts_it() {
 
 #[tokio::test]
 async fn a_crash_mid_call_is_an_error_result_within_a_second_and_the_next_call_reconnects() {
-    let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default())
+        .await
+        .unwrap();
     let tools = mcp.tools();
     // A slow call in flight when the server dies fails too, at once.
     let slow = tools.get("fx__slow").unwrap().clone();
@@ -72,11 +101,22 @@ async fn a_crash_mid_call_is_an_error_result_within_a_second_and_the_next_call_r
     let started = Instant::now();
     let out = call(tools.get("fx__crash").unwrap(), json!({})).await;
     assert!(out.is_error, "{out:?}");
-    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(out.to_model_text().contains("`fx`"), "{out:?}");
-    let other = tokio::time::timeout(Duration::from_secs(1), pending).await.expect("pending call hung").unwrap();
+    let other = tokio::time::timeout(Duration::from_secs(1), pending)
+        .await
+        .expect("pending call hung")
+        .unwrap();
     assert!(other.is_error, "{other:?}");
-    assert!(matches!(mcp.status()["fx"], ServerStatus::Failed(_)), "{:?}", mcp.status());
+    assert!(
+        matches!(mcp.status()["fx"], ServerStatus::Failed(_)),
+        "{:?}",
+        mcp.status()
+    );
     let out = call(tools.get("fx__echo").unwrap(), json!({"text": "back"})).await;
     assert_eq!(out.to_model_text(), "back");
     assert_eq!(mcp.connect_attempts("fx").unwrap(), 2);
@@ -87,30 +127,56 @@ async fn a_crash_mid_call_is_an_error_result_within_a_second_and_the_next_call_r
 async fn garbage_on_stdout_is_a_clear_error_not_a_hang() {
     let started = Instant::now();
     let err = connect_mcp(
-        [("noisy", fixture("garbage").startup_timeout(Duration::from_millis(1500)))],
+        [(
+            "noisy",
+            fixture("garbage").startup_timeout(Duration::from_millis(1500)),
+        )],
         ConnectOptions::default(),
     )
     .await
     .unwrap_err()
     .to_string();
-    assert!(started.elapsed() < Duration::from_secs(6), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "took {:?}",
+        started.elapsed()
+    );
     assert!(err.contains("`noisy`"), "{err}");
-    assert!(err.contains("non-MCP text to stdout") && err.contains("Welcome to my server"), "{err}");
+    assert!(
+        err.contains("non-MCP text to stdout") && err.contains("Welcome to my server"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn a_banner_line_on_stdout_is_tolerated() {
-    let mcp = connect_mcp([("fx", fixture("serve").env("FIXTURE_BANNER", "hello from a chatty server"))], ConnectOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(call(mcp.tools().get("fx__echo").unwrap(), json!({"text": "ok"})).await.to_model_text(), "ok");
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve").env("FIXTURE_BANNER", "hello from a chatty server"),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        call(mcp.tools().get("fx__echo").unwrap(), json!({"text": "ok"}))
+            .await
+            .to_model_text(),
+        "ok"
+    );
     mcp.close().await;
 }
 
 #[tokio::test]
 async fn a_server_slower_than_the_startup_timeout_fails_clearly() {
     let err = connect_mcp(
-        [("sloth", fixture("serve").env("FIXTURE_SLOW_START_MS", "5000").startup_timeout(Duration::from_millis(300)))],
+        [(
+            "sloth",
+            fixture("serve")
+                .env("FIXTURE_SLOW_START_MS", "5000")
+                .startup_timeout(Duration::from_millis(300)),
+        )],
         ConnectOptions::default(),
     )
     .await
@@ -118,9 +184,12 @@ async fn a_server_slower_than_the_startup_timeout_fails_clearly() {
     .to_string();
     assert!(err.contains("`sloth`") && err.contains("300ms"), "{err}");
     // Within the timeout it is fine.
-    let mcp = connect_mcp([("ok", fixture("serve").env("FIXTURE_SLOW_START_MS", "300"))], ConnectOptions::default())
-        .await
-        .unwrap();
+    let mcp = connect_mcp(
+        [("ok", fixture("serve").env("FIXTURE_SLOW_START_MS", "300"))],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     mcp.close().await;
 }
 
@@ -138,7 +207,9 @@ async fn captured_stderr_tail_shows_in_errors_and_status() {
     );
     let err = mcp.connect_all().await.unwrap_err().to_string();
     assert!(err.contains("DATABASE_URL is not set"), "{err}");
-    let ServerStatus::Failed(reason) = &mcp.status()["fx"] else { panic!() };
+    let ServerStatus::Failed(reason) = &mcp.status()["fx"] else {
+        panic!()
+    };
     assert!(reason.contains("DATABASE_URL is not set"), "{reason}");
 }
 
@@ -146,9 +217,15 @@ async fn captured_stderr_tail_shows_in_errors_and_status() {
 async fn a_tool_dropped_by_its_caller_cancels_at_the_server() {
     let dir = scratch("drop");
     let file = dir.join("cancelled");
-    let mcp = connect_mcp([("fx", fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()))], ConnectOptions::default())
-        .await
-        .unwrap();
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     let slow = mcp.tools().get("fx__slow").unwrap().clone();
     let ctx = ToolContext::new("c1");
     let token = ctx.cancel.clone();
@@ -159,7 +236,10 @@ async fn a_tool_dropped_by_its_caller_cancels_at_the_server() {
     assert!(matches!(r, Err(lousho::ToolError::Cancelled)), "{r:?}");
     let deadline = Instant::now() + Duration::from_secs(3);
     while line_count(&file) == 0 {
-        assert!(Instant::now() < deadline, "the server never saw the cancellation");
+        assert!(
+            Instant::now() < deadline,
+            "the server never saw the cancellation"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     mcp.close().await;

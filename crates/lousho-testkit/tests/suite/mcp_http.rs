@@ -10,21 +10,38 @@ async fn http_tools_work_and_static_headers_are_sent_on_every_request() {
     for stateless in [false, true] {
         let server = serve_http(stateless).await;
         let mcp = connect_mcp(
-            [("web", McpServer::http(&server.url).header("Authorization", "Bearer tok-123").header("X-Tenant", "acme"))],
+            [(
+                "web",
+                McpServer::http(&server.url)
+                    .header("Authorization", "Bearer tok-123")
+                    .header("X-Tenant", "acme"),
+            )],
             ConnectOptions::default(),
         )
         .await
         .unwrap();
         let tools = mcp.tools();
         assert!(tools.contains("web__echo"));
-        assert_eq!(call(tools.get("web__echo").unwrap(), json!({"text": "over http"})).await.to_model_text(), "over http");
+        assert_eq!(
+            call(
+                tools.get("web__echo").unwrap(),
+                json!({"text": "over http"})
+            )
+            .await
+            .to_model_text(),
+            "over http"
+        );
         let out = call(tools.get("web__mixed").unwrap(), json!({})).await;
         assert_eq!(out.structured, Some(json!({"answer": 42})));
         let seen = server.seen_headers.lock().unwrap().clone();
         assert!(seen.len() >= 3);
         for h in &seen {
             if h.get("content-type").is_some_and(|c| c.contains("json")) {
-                assert_eq!(h.get("authorization").map(String::as_str), Some("Bearer tok-123"), "{h:?}");
+                assert_eq!(
+                    h.get("authorization").map(String::as_str),
+                    Some("Bearer tok-123"),
+                    "{h:?}"
+                );
                 assert_eq!(h.get("x-tenant").map(String::as_str), Some("acme"));
             }
         }
@@ -36,11 +53,23 @@ async fn http_tools_work_and_static_headers_are_sent_on_every_request() {
 #[tokio::test]
 async fn http_list_changed_refreshes_the_tools() {
     let server = serve_http(false).await;
-    let mcp = connect_mcp([("web", McpServer::http(&server.url))], ConnectOptions::default()).await.unwrap();
-    call(mcp.tools().get("web__add_tool").unwrap(), json!({"text": "fresh"})).await;
+    let mcp = connect_mcp(
+        [("web", McpServer::http(&server.url))],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
+    call(
+        mcp.tools().get("web__add_tool").unwrap(),
+        json!({"text": "fresh"}),
+    )
+    .await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
     while !mcp.tools().contains("web__fresh") {
-        assert!(tokio::time::Instant::now() < deadline, "no refresh over HTTP");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no refresh over HTTP"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     mcp.close().await;
@@ -52,9 +81,15 @@ async fn an_unreachable_http_server_is_an_error_naming_the_server() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let err = connect_mcp([("gone", McpServer::http(format!("http://127.0.0.1:{port}/mcp")))], ConnectOptions::default())
-        .await
-        .unwrap_err();
+    let err = connect_mcp(
+        [(
+            "gone",
+            McpServer::http(format!("http://127.0.0.1:{port}/mcp")),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, McpError::Http { .. }), "{err}");
     assert!(err.to_string().contains("`gone`"), "{err}");
 }
@@ -63,7 +98,12 @@ async fn an_unreachable_http_server_is_an_error_naming_the_server() {
 async fn an_http_error_status_is_reported() {
     let server = serve_http(false).await;
     let wrong = server.url.replace("/mcp", "/nothing-here");
-    let err = connect_mcp([("lost", McpServer::http(wrong))], ConnectOptions::default()).await.unwrap_err();
+    let err = connect_mcp(
+        [("lost", McpServer::http(wrong))],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("`lost`") && msg.contains("404"), "{msg}");
     if let McpError::Http { status, .. } = &err {

@@ -21,9 +21,15 @@ fn peer(relative: &str) -> Option<PathBuf> {
         return Some(path);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("interop peer {} is missing: run interop/install.sh", path.display());
+        panic!(
+            "interop peer {} is missing: run interop/install.sh",
+            path.display()
+        );
     }
-    eprintln!("skipping: interop peer {} is missing (run interop/install.sh)", path.display());
+    eprintln!(
+        "skipping: interop peer {} is missing (run interop/install.sh)",
+        path.display()
+    );
     None
 }
 
@@ -33,28 +39,56 @@ fn everything() -> Option<PathBuf> {
 
 async fn check_everything_tools(mcp: &lousho::mcp::McpClient, server: &str) {
     let tools = mcp.tools();
-    let echo = tools.get(&format!("{server}__echo")).unwrap_or_else(|| panic!("no echo tool in {tools:?}"));
+    let echo = tools
+        .get(&format!("{server}__echo"))
+        .unwrap_or_else(|| panic!("no echo tool in {tools:?}"));
     assert!(!echo.spec().needs_approval(), "echo is readOnly");
     let out = call(echo, json!({"message": "hello peer"})).await;
     assert!(out.to_model_text().contains("hello peer"), "{out:?}");
-    let sum = call(tools.get(&format!("{server}__get-sum")).unwrap(), json!({"a": 2, "b": 40})).await;
+    let sum = call(
+        tools.get(&format!("{server}__get-sum")).unwrap(),
+        json!({"a": 2, "b": 40}),
+    )
+    .await;
     assert!(sum.to_model_text().contains("42"), "{sum:?}");
-    let image = call(tools.get(&format!("{server}__get-tiny-image")).unwrap(), json!({})).await;
-    assert!(image.content.iter().any(|c| matches!(c, Content::Image { .. })), "{image:?}");
-    let structured =
-        call(tools.get(&format!("{server}__get-structured-content")).unwrap(), json!({"location": "New York"})).await;
+    let image = call(
+        tools.get(&format!("{server}__get-tiny-image")).unwrap(),
+        json!({}),
+    )
+    .await;
+    assert!(
+        image
+            .content
+            .iter()
+            .any(|c| matches!(c, Content::Image { .. })),
+        "{image:?}"
+    );
+    let structured = call(
+        tools
+            .get(&format!("{server}__get-structured-content"))
+            .unwrap(),
+        json!({"location": "New York"}),
+    )
+    .await;
     assert!(structured.structured.is_some(), "{structured:?}");
     let bad = call(echo, json!({})).await;
     assert!(bad.is_error, "missing argument → error result: {bad:?}");
-    let tool: &std::sync::Arc<dyn Tool> = tools.get(&format!("{server}__gzip-file-as-resource")).unwrap();
-    assert_eq!(tool.spec().metadata["mcp"]["annotations"]["openWorldHint"], true);
+    let tool: &std::sync::Arc<dyn Tool> = tools
+        .get(&format!("{server}__gzip-file-as-resource"))
+        .unwrap();
+    assert_eq!(
+        tool.spec().metadata["mcp"]["annotations"]["openWorldHint"],
+        true
+    );
 }
 
 #[tokio::test]
 async fn server_everything_over_stdio() {
     let Some(index) = everything() else { return };
     let entry = McpServer::stdio("node").args([index.display().to_string(), "stdio".into()]);
-    let mcp = connect_mcp([("everything", entry)], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("everything", entry)], ConnectOptions::default())
+        .await
+        .unwrap();
     check_everything_tools(&mcp, "everything").await;
     mcp.close().await;
 }
@@ -77,11 +111,19 @@ async fn server_everything_over_streamable_http() {
         .unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        assert!(tokio::time::Instant::now() < deadline, "server-everything did not start listening");
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "server-everything did not start listening"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mcp = connect_mcp([("web", McpServer::http(url))], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("web", McpServer::http(url))], ConnectOptions::default())
+        .await
+        .unwrap();
     check_everything_tools(&mcp, "web").await;
     mcp.close().await;
     child.kill().await.unwrap();
@@ -89,16 +131,33 @@ async fn server_everything_over_streamable_http() {
 
 #[tokio::test]
 async fn python_sdk_server_over_stdio() {
-    let Some(python) = peer(".venv/bin/python") else { return };
+    let Some(python) = peer(".venv/bin/python") else {
+        return;
+    };
     let script = interop_dir().join("python/fastmcp_server.py");
     let entry = McpServer::stdio(python.display().to_string()).arg(script.display().to_string());
-    let mcp = connect_mcp([("py", entry)], ConnectOptions::default()).await.unwrap();
+    let mcp = connect_mcp([("py", entry)], ConnectOptions::default())
+        .await
+        .unwrap();
     let tools = mcp.tools();
     let add = tools.get("py__add").unwrap();
     assert_eq!(add.spec().display_name.as_deref(), Some("Add numbers"));
     assert!(!add.spec().needs_approval());
-    assert!(tools.get("py__shout").unwrap().spec().needs_approval(), "no annotations → asks");
-    assert!(call(add, json!({"a": 2, "b": 3})).await.to_model_text().contains('5'));
-    assert_eq!(call(tools.get("py__shout").unwrap(), json!({"text": "hey"})).await.to_model_text(), "HEY");
+    assert!(
+        tools.get("py__shout").unwrap().spec().needs_approval(),
+        "no annotations → asks"
+    );
+    assert!(
+        call(add, json!({"a": 2, "b": 3}))
+            .await
+            .to_model_text()
+            .contains('5')
+    );
+    assert_eq!(
+        call(tools.get("py__shout").unwrap(), json!({"text": "hey"}))
+            .await
+            .to_model_text(),
+        "HEY"
+    );
     mcp.close().await;
 }

@@ -19,7 +19,12 @@ async fn concurrent_sends_share_one_connect() {
     let log = dir.join("spawns");
     let agent = Agent::builder()
         .model(echo_then_done())
-        .mcp_server("fx", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()).env("FIXTURE_SLOW_START_MS", "300"))
+        .mcp_server(
+            "fx",
+            fixture("serve")
+                .env("FIXTURE_SPAWN_LOG", log.display().to_string())
+                .env("FIXTURE_SLOW_START_MS", "300"),
+        )
         .build()
         .unwrap();
     let sends = (0..5).map(|_| {
@@ -30,7 +35,11 @@ async fn concurrent_sends_share_one_connect() {
         let reply = reply.unwrap();
         assert_eq!(reply.tool_calls[0].output.to_model_text(), "hi");
     }
-    assert_eq!(logged_pids(&log, "serve").len(), 1, "one spawn for five concurrent sends");
+    assert_eq!(
+        logged_pids(&log, "serve").len(),
+        1,
+        "one spawn for five concurrent sends"
+    );
     agent.close().await;
 }
 
@@ -40,12 +49,20 @@ async fn failed_connect_names_the_server_and_the_next_call_retries() {
     let gate = dir.join("ready");
     let agent = Agent::builder()
         .model(echo_then_done())
-        .mcp_server("fx", fixture("serve").env("FIXTURE_EXIT_UNLESS", gate.display().to_string()).capture_stderr(4096))
+        .mcp_server(
+            "fx",
+            fixture("serve")
+                .env("FIXTURE_EXIT_UNLESS", gate.display().to_string())
+                .capture_stderr(4096),
+        )
         .build()
         .unwrap();
     let err = agent.send("go").await.unwrap_err().to_string();
     assert!(err.contains("`fx`"), "{err}");
-    assert!(err.contains("is missing"), "stderr tail in the error: {err}");
+    assert!(
+        err.contains("is missing"),
+        "stderr tail in the error: {err}"
+    );
     std::fs::write(&gate, "").unwrap();
     let reply = agent.send("go").await.unwrap();
     assert_eq!(reply.tool_calls[0].output.to_model_text(), "hi");
@@ -54,18 +71,28 @@ async fn failed_connect_names_the_server_and_the_next_call_retries() {
 
 #[tokio::test]
 async fn spawn_failure_names_the_server_and_the_command() {
-    let err = connect_mcp([("ghost", McpServer::stdio("/nonexistent/mcp-server-xyz"))], ConnectOptions::default())
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("`ghost`") && err.contains("/nonexistent/mcp-server-xyz"), "{err}");
+    let err = connect_mcp(
+        [("ghost", McpServer::stdio("/nonexistent/mcp-server-xyz"))],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("`ghost`") && err.contains("/nonexistent/mcp-server-xyz"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn agent_ready_connects_every_server_in_parallel() {
     let dir = scratch("parallel");
     let log = dir.join("spawns");
-    let slow = |_: usize| fixture("serve").env("FIXTURE_SLOW_START_MS", "800").env("FIXTURE_SPAWN_LOG", log.display().to_string());
+    let slow = |_: usize| {
+        fixture("serve")
+            .env("FIXTURE_SLOW_START_MS", "800")
+            .env("FIXTURE_SPAWN_LOG", log.display().to_string())
+    };
     let agent = Agent::builder()
         .model("test")
         .mcp_servers((0..3).map(|i| (format!("s{i}"), slow(i))))
@@ -94,9 +121,15 @@ async fn ready_and_close_do_nothing_without_servers() {
 async fn close_twice_is_fine_and_a_later_call_reconnects() {
     let dir = scratch("reconnect");
     let log = dir.join("spawns");
-    let mcp = connect_mcp([("fx", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()))], ConnectOptions::default())
-        .await
-        .unwrap();
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     let tools = mcp.tools();
     let echo = tools.get("fx__echo").unwrap().clone();
     assert_eq!(call(&echo, json!({"text": "a"})).await.to_model_text(), "a");
@@ -104,7 +137,11 @@ async fn close_twice_is_fine_and_a_later_call_reconnects() {
     mcp.close().await;
     assert_eq!(mcp.status()["fx"], ServerStatus::Idle);
     let first = logged_pids(&log, "serve")[0];
-    assert_eq!(call(&echo, json!({"text": "b"})).await.to_model_text(), "b", "lazy reconnect");
+    assert_eq!(
+        call(&echo, json!({"text": "b"})).await.to_model_text(),
+        "b",
+        "lazy reconnect"
+    );
     assert_eq!(mcp.status()["fx"], ServerStatus::Connected);
     let pids = logged_pids(&log, "serve");
     assert_eq!(pids.len(), 2);
@@ -118,14 +155,20 @@ async fn agent_close_stops_the_server_and_a_later_send_reconnects() {
     let log = dir.join("spawns");
     let agent = Agent::builder()
         .model(echo_then_done())
-        .mcp_server("fx", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()))
+        .mcp_server(
+            "fx",
+            fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+        )
         .build()
         .unwrap();
     agent.send("go").await.unwrap();
     let first = logged_pids(&log, "serve")[0];
     agent.close().await;
     agent.close().await;
-    assert!(!super::fixture::process_exists(first), "close stopped and reaped the server");
+    assert!(
+        !super::fixture::process_exists(first),
+        "close stopped and reaped the server"
+    );
     agent.send("go").await.unwrap();
     assert_eq!(logged_pids(&log, "serve").len(), 2);
     agent.close().await;
@@ -133,7 +176,12 @@ async fn agent_close_stops_the_server_and_a_later_send_reconnects() {
 
 #[tokio::test]
 async fn without_lazy_a_call_after_close_fails() {
-    let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default().lazy(false)).await.unwrap();
+    let mcp = connect_mcp(
+        [("fx", fixture("serve"))],
+        ConnectOptions::default().lazy(false),
+    )
+    .await
+    .unwrap();
     let echo = mcp.tools().get("fx__echo").unwrap().clone();
     mcp.close().await;
     let out = call(&echo, json!({"text": "b"})).await;
@@ -151,7 +199,9 @@ async fn skip_leaves_a_failing_server_out_and_throw_fails() {
             ("bad", McpServer::stdio("/nonexistent/bad-server")),
         ]
     };
-    let mcp = connect_mcp(servers(), ConnectOptions::default().on_error(OnError::Skip)).await.unwrap();
+    let mcp = connect_mcp(servers(), ConnectOptions::default().on_error(OnError::Skip))
+        .await
+        .unwrap();
     let names: Vec<&str> = mcp.server_names().collect();
     assert_eq!(names, ["good"]);
     assert_eq!(mcp.status()["good"], ServerStatus::Connected);
@@ -162,7 +212,10 @@ async fn skip_leaves_a_failing_server_out_and_throw_fails() {
     let log = dir.join("spawns");
     let err = connect_mcp(
         [
-            ("good", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string())),
+            (
+                "good",
+                fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+            ),
             ("bad", McpServer::stdio("/nonexistent/bad-server")),
         ],
         ConnectOptions::default(),
@@ -172,7 +225,10 @@ async fn skip_leaves_a_failing_server_out_and_throw_fails() {
     assert!(err.to_string().contains("`bad`"), "{err}");
     // Throw closed the server that did connect.
     let pid = logged_pids(&log, "serve")[0];
-    assert!(!super::fixture::process_exists(pid), "the good server was stopped");
+    assert!(
+        !super::fixture::process_exists(pid),
+        "the good server was stopped"
+    );
 }
 
 #[tokio::test]
@@ -180,8 +236,14 @@ async fn status_reports_connected_failed_and_needs_auth() {
     let mcp = lousho::mcp::McpClient::new(
         [
             ("ok", fixture("serve")),
-            ("broken", fixture("serve").env("FIXTURE_EXIT_UNLESS", "/nonexistent/gate")),
-            ("oauth", McpServer::http("http://127.0.0.1:9/mcp").oauth(Default::default())),
+            (
+                "broken",
+                fixture("serve").env("FIXTURE_EXIT_UNLESS", "/nonexistent/gate"),
+            ),
+            (
+                "oauth",
+                McpServer::http("http://127.0.0.1:9/mcp").oauth(Default::default()),
+            ),
         ],
         ConnectOptions::default(),
     );
@@ -189,7 +251,10 @@ async fn status_reports_connected_failed_and_needs_auth() {
     assert!(mcp.connect_all().await.is_err());
     let status = mcp.status();
     assert_eq!(status["ok"], ServerStatus::Connected);
-    assert!(matches!(&status["broken"], ServerStatus::Failed(reason) if reason.contains("`broken`")), "{status:?}");
+    assert!(
+        matches!(&status["broken"], ServerStatus::Failed(reason) if reason.contains("`broken`")),
+        "{status:?}"
+    );
     assert_eq!(status["oauth"], ServerStatus::NeedsAuth);
     mcp.close().await;
     assert_eq!(mcp.status()["ok"], ServerStatus::Idle);
@@ -197,11 +262,22 @@ async fn status_reports_connected_failed_and_needs_auth() {
 
 #[tokio::test]
 async fn stdio_env_is_added_to_the_inherited_environment() {
-    let mcp = connect_mcp([("fx", fixture("serve").env("LOUSHO_TEST_EXTRA", "extra-value"))], ConnectOptions::default())
-        .await
-        .unwrap();
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve").env("LOUSHO_TEST_EXTRA", "extra-value"),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     let env = mcp.tools().get("fx__env").unwrap().clone();
-    assert_eq!(call(&env, json!({"name": "LOUSHO_TEST_EXTRA"})).await.to_model_text(), "extra-value");
+    assert_eq!(
+        call(&env, json!({"name": "LOUSHO_TEST_EXTRA"}))
+            .await
+            .to_model_text(),
+        "extra-value"
+    );
     let path = call(&env, json!({"name": "PATH"})).await.to_model_text();
     assert_eq!(path, std::env::var("PATH").unwrap(), "PATH is inherited");
     mcp.close().await;
@@ -211,15 +287,29 @@ async fn stdio_env_is_added_to_the_inherited_environment() {
 async fn one_handle_feeds_several_agents() {
     let dir = scratch("shared");
     let log = dir.join("spawns");
-    let mcp = connect_mcp([("fx", fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()))], ConnectOptions::default())
-        .await
-        .unwrap();
+    let mcp = connect_mcp(
+        [(
+            "fx",
+            fixture("serve").env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+        )],
+        ConnectOptions::default(),
+    )
+    .await
+    .unwrap();
     for _ in 0..2 {
-        let agent = Agent::builder().model(echo_then_done()).tools(mcp.tools()).build().unwrap();
+        let agent = Agent::builder()
+            .model(echo_then_done())
+            .tools(mcp.tools())
+            .build()
+            .unwrap();
         let reply = agent.send("go").await.unwrap();
         assert_eq!(reply.tool_calls[0].output.to_model_text(), "hi");
     }
-    let agent = Agent::builder().model(echo_then_done()).tool_source(std::sync::Arc::new(mcp.clone())).build().unwrap();
+    let agent = Agent::builder()
+        .model(echo_then_done())
+        .tool_source(std::sync::Arc::new(mcp.clone()))
+        .build()
+        .unwrap();
     agent.send("go").await.unwrap();
     assert_eq!(line_count(&log), 1, "all agents used the one connection");
     mcp.close().await;

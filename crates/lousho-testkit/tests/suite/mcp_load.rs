@@ -13,17 +13,53 @@ async fn tools_from_a_user_connected_client_work_in_an_agent() {
         c.arg("serve").kill_on_drop(true);
     });
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
-    let tools = load_mcp_tools(&client, "my-server", LoadOptions::default()).await.unwrap();
+    let tools = load_mcp_tools(&client, "my-server", LoadOptions::default())
+        .await
+        .unwrap();
     assert!(tools.contains("my-server__echo") && tools.contains("my-server__fetch_url"));
-    assert!(tools.get("my-server__destroy").unwrap().spec().needs_approval());
-    assert!(!tools.get("my-server__echo").unwrap().spec().needs_approval());
-    assert_eq!(call(tools.get("my-server__echo").unwrap(), json!({"text": "mine"})).await.to_model_text(), "mine");
+    assert!(
+        tools
+            .get("my-server__destroy")
+            .unwrap()
+            .spec()
+            .needs_approval()
+    );
+    assert!(
+        !tools
+            .get("my-server__echo")
+            .unwrap()
+            .spec()
+            .needs_approval()
+    );
+    assert_eq!(
+        call(
+            tools.get("my-server__echo").unwrap(),
+            json!({"text": "mine"})
+        )
+        .await
+        .to_model_text(),
+        "mine"
+    );
 
-    let never = load_mcp_tools(&client, "s", LoadOptions::default().approval(Approval::Never)).await.unwrap();
+    let never = load_mcp_tools(
+        &client,
+        "s",
+        LoadOptions::default().approval(Approval::Never),
+    )
+    .await
+    .unwrap();
     assert!(!never.get("s__destroy").unwrap().spec().needs_approval());
 
-    let model = ScriptedModel::new([ScriptedTurn::tool_call("my-server__echo", json!({"text": "x"})), ScriptedTurn::text("ok")]);
+    let model = ScriptedModel::new([
+        ScriptedTurn::tool_call("my-server__echo", json!({"text": "x"})),
+        ScriptedTurn::text("ok"),
+    ]);
     let agent = Agent::builder().model(model).tools(tools).build().unwrap();
-    assert_eq!(agent.send("go").await.unwrap().tool_calls[0].output.to_model_text(), "x");
+    assert_eq!(
+        agent.send("go").await.unwrap().tool_calls[0]
+            .output
+            .to_model_text(),
+        "x"
+    );
     client.cancel().await.unwrap();
 }

@@ -7,13 +7,20 @@ use std::time::Duration;
 async fn settle(pids: &[u32]) -> Vec<u32> {
     // Killed processes vanish from /proc once reaped; give that a moment.
     for _ in 0..100 {
-        let left: Vec<u32> = pids.iter().copied().filter(|p| process_exists(*p)).collect();
+        let left: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|p| process_exists(*p))
+            .collect();
         if left.is_empty() {
             return left;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    pids.iter().copied().filter(|p| process_exists(*p)).collect()
+    pids.iter()
+        .copied()
+        .filter(|p| process_exists(*p))
+        .collect()
 }
 
 #[tokio::test]
@@ -39,7 +46,11 @@ async fn close_stops_the_whole_process_group_grandchildren_included() {
     mcp.close().await;
     let mut all = logged_pids(&log, "serve");
     all.extend(sleeper);
-    assert_eq!(settle(&all).await, Vec::<u32>::new(), "server and grandchild are gone (no zombie either)");
+    assert_eq!(
+        settle(&all).await,
+        Vec::<u32>::new(),
+        "server and grandchild are gone (no zombie either)"
+    );
     assert!(processes_tagged(&tag).is_empty());
 }
 
@@ -53,7 +64,9 @@ async fn a_launcher_connected_and_closed_fifty_times_leaves_no_process() {
         .env("FIXTURE_GRANDCHILD", "1")
         .env("FIXTURE_SPAWN_LOG", log.display().to_string());
     for _ in 0..50 {
-        let mcp = connect_mcp([("fx", entry.clone())], ConnectOptions::default()).await.unwrap();
+        let mcp = connect_mcp([("fx", entry.clone())], ConnectOptions::default())
+            .await
+            .unwrap();
         assert!(mcp.tools().contains("fx__echo"));
         mcp.close().await;
     }
@@ -64,7 +77,11 @@ async fn a_launcher_connected_and_closed_fifty_times_leaves_no_process() {
     assert_eq!(all.len(), 150, "launcher → server → grandchild, 50 times");
     let left = settle(&all).await;
     assert!(left.is_empty(), "leftover processes: {left:?}");
-    assert!(processes_tagged(&tag).is_empty(), "tagged processes left: {:?}", processes_tagged(&tag));
+    assert!(
+        processes_tagged(&tag).is_empty(),
+        "tagged processes left: {:?}",
+        processes_tagged(&tag)
+    );
 }
 
 #[tokio::test]
@@ -72,7 +89,12 @@ async fn dropping_a_client_without_close_still_kills_the_group() {
     let dir = scratch("drop");
     let log = dir.join("spawns");
     let mcp = McpClient::new(
-        [("fx", fixture("launcher").env("FIXTURE_GRANDCHILD", "1").env("FIXTURE_SPAWN_LOG", log.display().to_string()))],
+        [(
+            "fx",
+            fixture("launcher")
+                .env("FIXTURE_GRANDCHILD", "1")
+                .env("FIXTURE_SPAWN_LOG", log.display().to_string()),
+        )],
         ConnectOptions::default(),
     );
     mcp.connect_all().await.unwrap();

@@ -97,7 +97,8 @@ impl AgentBuilder {
         I: IntoIterator<Item = (N, crate::mcp::McpServer)>,
         N: Into<String>,
     {
-        self.mcp_servers.extend(servers.into_iter().map(|(n, s)| (n.into(), s)));
+        self.mcp_servers
+            .extend(servers.into_iter().map(|(n, s)| (n.into(), s)));
         self
     }
 
@@ -183,7 +184,8 @@ impl AgentBuilder {
         let mut sources = self.sources;
         #[cfg(feature = "mcp")]
         if !self.mcp_servers.is_empty() {
-            let client = crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
+            let client =
+                crate::mcp::McpClient::new(self.mcp_servers, crate::mcp::ConnectOptions::default());
             sources.push(Arc::new(client));
         }
         Ok(Agent {

@@ -32,5 +32,5 @@ pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;
 pub use error::McpError;
 pub use load::{LoadOptions, load_mcp_tools};
-pub use naming::{NameCollision, ToolNaming, ToolNames, ToolOrigin};
+pub use naming::{NameCollision, ToolNames, ToolNaming, ToolOrigin};
 pub use tool::McpTool;

@@ -124,7 +124,11 @@ impl fmt::Display for SpecError {
                 write!(f, "`{key}`: `{name}` is not a built-in tool")?;
                 match suggestion {
                     Some(s) => write!(f, "; did you mean `{s}`?"),
-                    None => write!(f, "; the built-ins are {}", crate::builtin::BUILTIN_NAMES.join(", ")),
+                    None => write!(
+                        f,
+                        "; the built-ins are {}",
+                        crate::builtin::BUILTIN_NAMES.join(", ")
+                    ),
                 }
             }
         }

@@ -21,8 +21,11 @@ pub(crate) fn line_of_key(text: &str, path: &str) -> Option<usize> {
         let hit = lines.iter().enumerate().skip(from).find(|(_, l)| {
             let t = l.trim_start().trim_start_matches("- ");
             let t = t.trim_start_matches(['"', '\'']);
-            t.strip_prefix(name)
-                .is_some_and(|r| r.trim_start_matches(['"', '\'']).trim_start().starts_with(':'))
+            t.strip_prefix(name).is_some_and(|r| {
+                r.trim_start_matches(['"', '\''])
+                    .trim_start()
+                    .starts_with(':')
+            })
         });
         match hit {
             Some((i, _)) => {

@@ -28,11 +28,7 @@ pub(crate) fn expected_fields(message: &str) -> Vec<&str> {
     let Some((_, expected)) = message.split_once("expected ") else {
         return Vec::new();
     };
-    expected
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .collect()
+    expected.split('`').skip(1).step_by(2).collect()
 }
 
 #[cfg(test)]
@@ -50,6 +46,9 @@ mod tests {
             expected_fields("unknown field `x`, expected one of `name`, `model`"),
             ["name", "model"]
         );
-        assert_eq!(expected_fields("unknown field `x`, expected `name`"), ["name"]);
+        assert_eq!(
+            expected_fields("unknown field `x`, expected `name`"),
+            ["name"]
+        );
     }
 }

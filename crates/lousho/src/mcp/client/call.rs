@@ -20,7 +20,10 @@ pub(crate) enum CallTarget {
     /// [`McpClient`](super::McpClient) owns its connections (and their processes).
     Managed(Weak<Connection>),
     /// A client the user connected (`load_mcp_tools`).
-    Peer { peer: Peer<RoleClient>, timeout: Duration },
+    Peer {
+        peer: Peer<RoleClient>,
+        timeout: Duration,
+    },
 }
 
 /// Calls `tool` of `server`; protocol errors, timeouts and disconnects come
@@ -58,11 +61,16 @@ pub(crate) async fn call_remote(
                 Ok(out) => Ok(out),
                 Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
                 Err(CallFailure::Service(e)) => {
-                    if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                    if matches!(
+                        e,
+                        ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                    ) {
                         live.mark_broken(&e.to_string());
                     }
-                    let mut message =
-                        format!("MCP server `{server}`: tool `{tool}` failed: {}", describe(&e, timeout));
+                    let mut message = format!(
+                        "MCP server `{server}`: tool `{tool}` failed: {}",
+                        describe(&e, timeout)
+                    );
                     if let Some(note) = live.diagnostics() {
                         message.push_str("\n");
                         message.push_str(&note);
@@ -147,9 +155,14 @@ async fn call_on(
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
-    let handle =
-        peer.send_request_with_option(request, options).await.map_err(CallFailure::Service)?;
-    let mut guard = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(CallFailure::Service)?;
+    let mut guard = CancelOnDrop {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
     let response = tokio::select! {
         biased;
         r = handle.await_response() => r,

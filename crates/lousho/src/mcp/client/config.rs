@@ -337,14 +337,19 @@ impl McpServer {
 /// name the server and the field.
 pub fn parse_mcp_servers(json: &str) -> Result<McpServers, ConfigError> {
     let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| ConfigError::Invalid { path: String::new(), message: e.to_string() })?;
+        serde_json::from_str(json).map_err(|e| ConfigError::Invalid {
+            path: String::new(),
+            message: e.to_string(),
+        })?;
     servers_from_value(value)
 }
 
 /// Reads an `mcpServers` map from an already parsed value (any serde format
 /// can produce one), accepting both the `.mcp.json` shape and the bare map.
 pub fn servers_from_value(value: serde_json::Value) -> Result<McpServers, ConfigError> {
-    let is_wrapped = value.as_object().is_some_and(|o| o.contains_key("mcpServers"));
+    let is_wrapped = value
+        .as_object()
+        .is_some_and(|o| o.contains_key("mcpServers"));
     if is_wrapped {
         let file: McpConfigFile =
             serde_path_to_error::deserialize(value).map_err(ConfigError::from_path_error)?;
@@ -381,7 +386,10 @@ pub enum ConfigError {
 
 impl ConfigError {
     fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Self {
-        ConfigError::Invalid { path: e.path().to_string(), message: e.inner().to_string() }
+        ConfigError::Invalid {
+            path: e.path().to_string(),
+            message: e.inner().to_string(),
+        }
     }
 }
 
@@ -435,14 +443,18 @@ impl TryFrom<RawEntry> for McpServer {
             (None, Some(_), None) => "stdio",
             (None, None, Some(_)) => "http",
             (None, Some(_), Some(_)) => {
-                return Err("an entry has either `command` (stdio) or `url` (http), not both".into());
+                return Err(
+                    "an entry has either `command` (stdio) or `url` (http), not both".into(),
+                );
             }
             (None, None, None) => {
                 return Err("missing field `command` (stdio) or `url` (http)".into());
             }
         };
         let mut server = if kind == "stdio" {
-            let command = raw.command.ok_or("missing field `command` for a stdio server")?;
+            let command = raw
+                .command
+                .ok_or("missing field `command` for a stdio server")?;
             if raw.url.is_some() {
                 return Err("field `url` is for http servers, not stdio".into());
             }
@@ -461,7 +473,9 @@ impl TryFrom<RawEntry> for McpServer {
                     return Err("field `stderrCaptureBytes` needs `stderr: capture`".into());
                 }
                 (Some(other), _) => {
-                    return Err(format!("unknown `stderr` `{other}`: use `inherit` or `capture`"));
+                    return Err(format!(
+                        "unknown `stderr` `{other}`: use `inherit` or `capture`"
+                    ));
                 }
             };
             McpServer::with_transport(McpTransport::Stdio(StdioTransport {
@@ -478,14 +492,19 @@ impl TryFrom<RawEntry> for McpServer {
                 ("args", !raw.args.is_empty()),
                 ("env", !raw.env.is_empty()),
                 ("cwd", raw.cwd.is_some()),
-                ("stderr", raw.stderr.is_some() || raw.stderr_capture_bytes.is_some()),
+                (
+                    "stderr",
+                    raw.stderr.is_some() || raw.stderr_capture_bytes.is_some(),
+                ),
             ] {
                 if set {
                     return Err(format!("field `{field}` is for stdio servers, not http"));
                 }
             }
-            let mut s =
-                McpServer::with_transport(McpTransport::Http(HttpTransport { url, headers: raw.headers }));
+            let mut s = McpServer::with_transport(McpTransport::Http(HttpTransport {
+                url,
+                headers: raw.headers,
+            }));
             s.oauth = raw.oauth;
             s
         };
@@ -523,7 +542,8 @@ impl From<McpServer> for RawEntry {
             tools: s.tools,
             startup_timeout_ms: (s.startup_timeout != DEFAULT_STARTUP_TIMEOUT)
                 .then(|| duration_ms(s.startup_timeout)),
-            call_timeout_ms: (s.call_timeout != DEFAULT_CALL_TIMEOUT).then(|| duration_ms(s.call_timeout)),
+            call_timeout_ms: (s.call_timeout != DEFAULT_CALL_TIMEOUT)
+                .then(|| duration_ms(s.call_timeout)),
             oauth: s.oauth,
             ..RawEntry::default()
         };

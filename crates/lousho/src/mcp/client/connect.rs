@@ -37,7 +37,11 @@ pub struct ConnectOptions {
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        Self { on_error: OnError::Throw, lazy: true, naming: ToolNaming::Prefixed }
+        Self {
+            on_error: OnError::Throw,
+            lazy: true,
+            naming: ToolNaming::Prefixed,
+        }
     }
 }
 
@@ -81,7 +85,9 @@ struct Inner {
 
 impl fmt::Debug for McpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpClient").field("status", &self.status()).finish()
+        f.debug_struct("McpClient")
+            .field("status", &self.status())
+            .finish()
     }
 }
 
@@ -132,7 +138,12 @@ where
         for (name, _) in &failed {
             servers.remove(name);
         }
-        McpClient { inner: Arc::new(Inner { servers, options: client.inner.options.clone() }) }
+        McpClient {
+            inner: Arc::new(Inner {
+                servers,
+                options: client.inner.options.clone(),
+            }),
+        }
     };
     if let Err(e) = client.check_names() {
         client.close().await;
@@ -157,7 +168,9 @@ impl McpClient {
                 (name, conn)
             })
             .collect();
-        Self { inner: Arc::new(Inner { servers, options }) }
+        Self {
+            inner: Arc::new(Inner { servers, options }),
+        }
     }
 
     /// Every server's tools, keyed by full name (`<server>__<tool>`).
@@ -182,12 +195,20 @@ impl McpClient {
     }
 
     fn tool_list(&self) -> Vec<Arc<dyn Tool>> {
-        self.inner.servers.values().flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>()).collect()
+        self.inner
+            .servers
+            .values()
+            .flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>())
+            .collect()
     }
 
     /// Each server's state.
     pub fn status(&self) -> BTreeMap<String, ServerStatus> {
-        self.inner.servers.iter().map(|(n, c)| (n.clone(), c.status())).collect()
+        self.inner
+            .servers
+            .iter()
+            .map(|(n, c)| (n.clone(), c.status()))
+            .collect()
     }
 
     /// The servers' names.
@@ -204,7 +225,9 @@ impl McpClient {
         self.inner
             .servers
             .get(server)
-            .ok_or_else(|| McpError::UnknownServer { server: server.to_owned() })
+            .ok_or_else(|| McpError::UnknownServer {
+                server: server.to_owned(),
+            })
     }
 
     /// Connects every server that is not connected, in parallel; the first
@@ -239,7 +262,12 @@ impl McpClient {
 
 fn origin(spec: &crate::tool::ToolSpec) -> (String, String) {
     let mcp = spec.metadata.get("mcp");
-    let get = |k: &str| mcp.and_then(|m| m.get(k)).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let get = |k: &str| {
+        mcp.and_then(|m| m.get(k))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
     (get("server"), get("tool"))
 }
 
@@ -250,7 +278,9 @@ impl ToolSource for McpClient {
     }
 
     async fn ready(&self) -> Result<(), ToolSourceError> {
-        self.connect_all().await.map_err(|e| ToolSourceError::new("mcp", e))
+        self.connect_all()
+            .await
+            .map_err(|e| ToolSourceError::new("mcp", e))
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
@@ -261,4 +291,3 @@ impl ToolSource for McpClient {
         McpClient::close(self).await;
     }
 }
-

@@ -78,7 +78,12 @@ impl Connection {
             entry,
             naming,
             lazy,
-            slot: Mutex::new(Slot { state: State::Idle, generation: 0, closed: false, ever_connected: false }),
+            slot: Mutex::new(Slot {
+                state: State::Idle,
+                generation: 0,
+                closed: false,
+                ever_connected: false,
+            }),
             tools: RwLock::new(Arc::from(Vec::new())),
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
@@ -104,7 +109,10 @@ impl Connection {
 
     /// The tools as last listed (kept across reconnects).
     pub(crate) fn tools(&self) -> Arc<[Arc<dyn Tool>]> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
@@ -133,7 +141,9 @@ impl Connection {
                 _ => {
                     if self.entry.oauth.is_some() {
                         slot.state = State::NeedsAuth;
-                        return Err(McpError::OAuthNotSupported { server: self.name.clone() });
+                        return Err(McpError::OAuthNotSupported {
+                            server: self.name.clone(),
+                        });
                     }
                     if let State::Connected(old) = &slot.state {
                         stale = Some(old.clone());
@@ -143,7 +153,9 @@ impl Connection {
                     let attempt: ConnectFuture = async move {
                         match this.upgrade() {
                             Some(conn) => conn.open().await.map(Arc::new),
-                            None => Err(McpError::UnknownServer { server: String::new() }),
+                            None => Err(McpError::UnknownServer {
+                                server: String::new(),
+                            }),
                         }
                     }
                     .boxed()
@@ -204,7 +216,10 @@ impl Connection {
             };
             if let (Err(reason), false) = (&usable, self.lazy) {
                 if slot.ever_connected {
-                    return Err(McpError::Disconnected { server: self.name.clone(), reason: reason.clone() });
+                    return Err(McpError::Disconnected {
+                        server: self.name.clone(),
+                        reason: reason.clone(),
+                    });
                 }
             }
         }
@@ -230,7 +245,8 @@ impl Connection {
     /// Spawns or dials, runs the handshake and lists the tools, all within
     /// the startup timeout.
     async fn open(&self) -> Result<Live, McpError> {
-        self.attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.attempts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let handler = Handler::new();
         let lifecycle = ClientLifecycleMode::Auto {
             preferred_versions: vec![ProtocolVersion::LATEST],
@@ -239,17 +255,22 @@ impl Connection {
         let timeout = self.entry.startup_timeout;
         let live = match &self.entry.transport {
             McpTransport::Stdio(config) => {
-                let (process, stdout, stdin) = StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
-                    server: self.name.clone(),
-                    command: config.command.clone(),
-                    message: e.to_string(),
-                })?;
+                let (process, stdout, stdin) =
+                    StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
+                        server: self.name.clone(),
+                        command: config.command.clone(),
+                        message: e.to_string(),
+                    })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
-                let transport = AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
-                    .with_max_line_length(MAX_STDIO_MESSAGE);
-                let handshake =
-                    tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await;
+                let transport =
+                    AsyncRwTransport::new_client(WatchedStdout::new(stdout, noise.clone()), stdin)
+                        .with_max_line_length(MAX_STDIO_MESSAGE);
+                let handshake = tokio::time::timeout(
+                    timeout,
+                    handler.clone().serve_with_lifecycle(transport, lifecycle),
+                )
+                .await;
                 let mut process = process;
                 let failure = match handshake {
                     Ok(Ok(service)) => {
@@ -275,8 +296,16 @@ impl Connection {
                     });
                 }
                 return Err(match failure {
-                    Some(message) => McpError::Handshake { server: self.name.clone(), message, stderr: tail },
-                    None => McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: tail },
+                    Some(message) => McpError::Handshake {
+                        server: self.name.clone(),
+                        message,
+                        stderr: tail,
+                    },
+                    None => McpError::StartupTimeout {
+                        server: self.name.clone(),
+                        timeout,
+                        stderr: tail,
+                    },
                 });
             }
             McpTransport::Http(config) => {
@@ -287,7 +316,12 @@ impl Connection {
                     message,
                     status: None,
                 })?;
-                match tokio::time::timeout(timeout, handler.clone().serve_with_lifecycle(transport, lifecycle)).await {
+                match tokio::time::timeout(
+                    timeout,
+                    handler.clone().serve_with_lifecycle(transport, lifecycle),
+                )
+                .await
+                {
                     Ok(Ok(service)) => Live::new(service, handler, None, None),
                     Ok(Err(e)) => {
                         let message = error_chain(&e);
@@ -299,7 +333,11 @@ impl Connection {
                         });
                     }
                     Err(_) => {
-                        return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr: None });
+                        return Err(McpError::StartupTimeout {
+                            server: self.name.clone(),
+                            timeout,
+                            stderr: None,
+                        });
                     }
                 }
             }
@@ -315,12 +353,19 @@ impl Connection {
             Ok(Err(e)) => {
                 let message = with_diagnostics(error_chain(&e), live.diagnostics());
                 live.shutdown().await;
-                return Err(McpError::ListTools { server: self.name.clone(), message });
+                return Err(McpError::ListTools {
+                    server: self.name.clone(),
+                    message,
+                });
             }
             Err(_) => {
                 let stderr = live.diagnostics();
                 live.shutdown().await;
-                return Err(McpError::StartupTimeout { server: self.name.clone(), timeout, stderr });
+                return Err(McpError::StartupTimeout {
+                    server: self.name.clone(),
+                    timeout,
+                    stderr,
+                });
             }
         };
         match self.build_tools(&remote) {
@@ -365,7 +410,12 @@ impl Connection {
         let wants = live
             .peer()
             .peer_info()
-            .and_then(|info| info.capabilities.tools.as_ref().and_then(|t| t.list_changed))
+            .and_then(|info| {
+                info.capabilities
+                    .tools
+                    .as_ref()
+                    .and_then(|t| t.list_changed)
+            })
             .unwrap_or(false);
         if !wants {
             return;
@@ -376,7 +426,9 @@ impl Connection {
             .peer_info()
             .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
         if modern {
-            let filter = rmcp::model::SubscriptionFilter::builder().tools_list_changed().build();
+            let filter = rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build();
             match live.peer().listen(filter).await {
                 Ok(mut sub) => {
                     let signal = changed.clone();
@@ -386,7 +438,9 @@ impl Connection {
                         }
                     }));
                 }
-                Err(e) => tracing::debug!(server = %self.name, error = %e, "no tools list_changed stream"),
+                Err(e) => {
+                    tracing::debug!(server = %self.name, error = %e, "no tools list_changed stream")
+                }
             }
         }
         let this = self.this.clone();

@@ -8,7 +8,9 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum McpError {
     /// The stdio command could not be started.
-    #[error("MCP server `{server}`: could not start `{command}`: {message}; check that it is installed and on PATH")]
+    #[error(
+        "MCP server `{server}`: could not start `{command}`: {message}; check that it is installed and on PATH"
+    )]
     Spawn {
         /// The server's name.
         server: String,
@@ -31,7 +33,10 @@ pub enum McpError {
     },
     /// The server started but the MCP handshake failed (it exited, wrote
     /// something that is not MCP, or refused the protocol).
-    #[error("MCP server `{server}`: handshake failed: {message}{}", stderr_note(stderr))]
+    #[error(
+        "MCP server `{server}`: handshake failed: {message}{}",
+        stderr_note(stderr)
+    )]
     Handshake {
         /// The server's name.
         server: String,
@@ -41,7 +46,10 @@ pub enum McpError {
         stderr: Option<String>,
     },
     /// Connecting (start + handshake + listing tools) took too long.
-    #[error("MCP server `{server}`: did not finish starting within {timeout:?}; raise `startupTimeoutMs` if it downloads packages on first run{}", stderr_note(stderr))]
+    #[error(
+        "MCP server `{server}`: did not finish starting within {timeout:?}; raise `startupTimeoutMs` if it downloads packages on first run{}",
+        stderr_note(stderr)
+    )]
     StartupTimeout {
         /// The server's name.
         server: String,
@@ -62,13 +70,17 @@ pub enum McpError {
     #[error(transparent)]
     NameCollision(#[from] NameCollision),
     /// The entry asks for OAuth, which this build cannot do yet.
-    #[error("MCP server `{server}`: OAuth sign-in (`oauth`) is not supported yet; pass a token in `headers` (`Authorization: Bearer …`) instead")]
+    #[error(
+        "MCP server `{server}`: OAuth sign-in (`oauth`) is not supported yet; pass a token in `headers` (`Authorization: Bearer …`) instead"
+    )]
     OAuthNotSupported {
         /// The server's name.
         server: String,
     },
     /// The server was disconnected and reconnecting is off (`lazy: false`).
-    #[error("MCP server `{server}` is disconnected ({reason}) and lazy reconnect is off; connect again with connect_mcp")]
+    #[error(
+        "MCP server `{server}` is disconnected ({reason}) and lazy reconnect is off; connect again with connect_mcp"
+    )]
     Disconnected {
         /// The server's name.
         server: String,

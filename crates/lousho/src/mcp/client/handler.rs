@@ -16,7 +16,9 @@ pub(crate) struct Handler {
 
 impl Handler {
     pub(crate) fn new() -> Self {
-        Self { tools_changed: Arc::new(Notify::new()) }
+        Self {
+            tools_changed: Arc::new(Notify::new()),
+        }
     }
 }
 

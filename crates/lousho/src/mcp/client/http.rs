@@ -63,7 +63,10 @@ pub(crate) fn transport(
     let cfg = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
         .custom_headers(headers)
         .max_concurrent_requests(MAX_CONCURRENT_REQUESTS);
-    Ok(StreamableHttpClientTransport::with_client(shared_client()?, cfg))
+    Ok(StreamableHttpClientTransport::with_client(
+        shared_client()?,
+        cfg,
+    ))
 }
 
 /// The URL without user info or query (for messages).

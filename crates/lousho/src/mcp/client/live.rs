@@ -53,7 +53,10 @@ impl Live {
 
     /// Keeps a background task that ends with this connection.
     pub(crate) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner).push(task);
+        self.tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(task);
     }
 
     /// Marks the connection dead (a call saw the transport go away).
@@ -66,7 +69,12 @@ impl Live {
 
     /// Why the connection is dead, or `None` while it is usable.
     pub(crate) fn dead_reason(&self) -> Option<String> {
-        if let Some(r) = self.broken.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+        if let Some(r) = self
+            .broken
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
             return Some(r);
         }
         if self.peer.is_transport_closed() {
@@ -89,14 +97,26 @@ impl Live {
 
     /// Ends the session, stops the process group and reaps it. Idempotent.
     pub(crate) async fn shutdown(&self) {
-        for task in self.tasks.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+        for task in self
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
             task.abort();
         }
-        let service = self.service.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(service) = service {
             // Closing the session closes the child's stdin (stdio) or ends the
             // HTTP session.
-            if tokio::time::timeout(SESSION_CLOSE_LIMIT, service.cancel()).await.is_err() {
+            if tokio::time::timeout(SESSION_CLOSE_LIMIT, service.cancel())
+                .await
+                .is_err()
+            {
                 tracing::debug!("closing the MCP session took too long; stopping the process");
             }
         }

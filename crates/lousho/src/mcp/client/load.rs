@@ -26,7 +26,11 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { approval: Approval::Annotations, naming: ToolNaming::Prefixed, call_timeout: DEFAULT_CALL_TIMEOUT }
+        Self {
+            approval: Approval::Annotations,
+            naming: ToolNaming::Prefixed,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
     }
 }
 
@@ -67,11 +71,17 @@ pub async fn load_mcp_tools<S>(
 where
     S: Service<RoleClient>,
 {
-    let remote = client.list_all_tools().await.map_err(|e| McpError::ListTools {
-        server: server_name.to_owned(),
-        message: error_chain(&e),
-    })?;
-    let target = CallTarget::Peer { peer: client.peer().clone(), timeout: options.call_timeout };
+    let remote = client
+        .list_all_tools()
+        .await
+        .map_err(|e| McpError::ListTools {
+            server: server_name.to_owned(),
+            message: error_chain(&e),
+        })?;
+    let target = CallTarget::Peer {
+        peer: client.peer().clone(),
+        timeout: options.call_timeout,
+    };
     let mut names = ToolNames::new();
     let mut set = ToolSet::new();
     for t in &remote {

@@ -28,7 +28,13 @@ pub fn normalize_segment(segment: &str) -> String {
     }
     segment
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -40,7 +46,11 @@ pub fn qualified_name(naming: ToolNaming, server: &str, tool: &str) -> String {
         ToolNaming::Prefixed => "",
         ToolNaming::McpPrefixed => "mcp__",
     };
-    let full = format!("{prefix}{}__{}", normalize_segment(server), normalize_segment(tool));
+    let full = format!(
+        "{prefix}{}__{}",
+        normalize_segment(server),
+        normalize_segment(tool)
+    );
     cap(&full)
 }
 
@@ -124,8 +134,13 @@ impl ToolNames {
                 second_tool: tool.to_owned(),
             });
         }
-        self.by_name
-            .insert(name.clone(), ToolOrigin { server: server.to_owned(), tool: tool.to_owned() });
+        self.by_name.insert(
+            name.clone(),
+            ToolOrigin {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            },
+        );
         Ok(name)
     }
 
@@ -152,9 +167,18 @@ mod tests {
 
     #[test]
     fn both_segments_are_normalised() {
-        assert_eq!(qualified_name(ToolNaming::Prefixed, "my server.v2", "fetch:url"), "my_server_v2__fetch_url");
-        assert_eq!(qualified_name(ToolNaming::McpPrefixed, "docs", "search"), "mcp__docs__search");
-        assert_eq!(qualified_name(ToolNaming::Prefixed, "a-b", "c_d"), "a-b__c_d");
+        assert_eq!(
+            qualified_name(ToolNaming::Prefixed, "my server.v2", "fetch:url"),
+            "my_server_v2__fetch_url"
+        );
+        assert_eq!(
+            qualified_name(ToolNaming::McpPrefixed, "docs", "search"),
+            "mcp__docs__search"
+        );
+        assert_eq!(
+            qualified_name(ToolNaming::Prefixed, "a-b", "c_d"),
+            "a-b__c_d"
+        );
         assert_eq!(normalize_segment("é/x"), "__x");
     }
 
@@ -164,7 +188,11 @@ mod tests {
         let a = qualified_name(ToolNaming::Prefixed, "srv", &long);
         assert_eq!(a.len(), MAX_TOOL_NAME_LEN);
         assert!(is_valid_tool_name(&a));
-        assert_eq!(a, qualified_name(ToolNaming::Prefixed, "srv", &long), "stable");
+        assert_eq!(
+            a,
+            qualified_name(ToolNaming::Prefixed, "srv", &long),
+            "stable"
+        );
         let b = qualified_name(ToolNaming::Prefixed, "srv", &format!("{long}x"));
         assert_ne!(a, b, "names sharing the kept prefix stay apart");
         assert_eq!(a[..55], b[..55]);
@@ -176,11 +204,20 @@ mod tests {
         let n = names.insert(ToolNaming::Prefixed, "a__b", "c").unwrap();
         assert_eq!(n, "a__b__c");
         let origin = names.origin("a__b__c").unwrap();
-        assert_eq!((origin.server.as_str(), origin.tool.as_str()), ("a__b", "c"));
-        assert!(names.insert(ToolNaming::Prefixed, "a__b", "c").is_ok(), "same tool again is fine");
+        assert_eq!(
+            (origin.server.as_str(), origin.tool.as_str()),
+            ("a__b", "c")
+        );
+        assert!(
+            names.insert(ToolNaming::Prefixed, "a__b", "c").is_ok(),
+            "same tool again is fine"
+        );
         let err = names.insert(ToolNaming::Prefixed, "a", "b__c").unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("`c` of MCP server `a__b`") && msg.contains("`b__c` of MCP server `a`"), "{msg}");
+        assert!(
+            msg.contains("`c` of MCP server `a__b`") && msg.contains("`b__c` of MCP server `a`"),
+            "{msg}"
+        );
         names.insert(ToolNaming::Prefixed, "a_b", "c").unwrap();
         let err = names.insert(ToolNaming::Prefixed, "a.b", "c").unwrap_err();
         assert_eq!(err.name, "a_b__c");

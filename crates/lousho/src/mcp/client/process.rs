@@ -54,13 +54,20 @@ impl StdioProcess {
         let mut child = wrapped.spawn()?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let (Some(stdout), Some(stdin)) = (child.stdout().take(), child.stdin().take()) else {
-            return Err(std::io::Error::other("the child's stdio pipes were not set up"));
+            return Err(std::io::Error::other(
+                "the child's stdio pipes were not set up",
+            ));
         };
         let stderr_task = match (&capture, child.stderr().take()) {
             (Some(buf), Some(pipe)) => Some(buf.spawn_reader(pipe)),
             _ => None,
         };
-        let process = Self { child: Some(child), pgid, stderr: capture, stderr_task };
+        let process = Self {
+            child: Some(child),
+            pgid,
+            stderr: capture,
+            stderr_task,
+        };
         Ok((process, stdout, stdin))
     }
 
@@ -80,7 +87,9 @@ impl StdioProcess {
     /// Stops the whole group: the caller has closed stdin already; waits a
     /// little, then SIGTERM, then SIGKILL; reaps the leader.
     pub(crate) async fn shutdown(&mut self) {
-        let Some(mut child) = self.child.take() else { return };
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
         let pgid = self.pgid;
         if !wait_group(&mut child, pgid, STDIN_GRACE).await {
             signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
@@ -94,7 +103,10 @@ impl StdioProcess {
         let _ = child.wait().await;
         if let Some(task) = self.stderr_task.take() {
             // The pipe closes once every member is gone; don't wait on strays.
-            if tokio::time::timeout(Duration::from_millis(200), task).await.is_err() {
+            if tokio::time::timeout(Duration::from_millis(200), task)
+                .await
+                .is_err()
+            {
                 tracing::debug!("stderr reader still open after shutdown; dropping it");
             }
         }

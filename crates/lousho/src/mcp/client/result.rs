@@ -27,7 +27,9 @@ fn str_field(v: &Value, key: &str) -> Option<String> {
 /// One content block in MCP's wire shape → a content part.
 pub(crate) fn content_from_wire(block: Value) -> Content {
     match block.get("type").and_then(Value::as_str) {
-        Some("text") => Content::Text { text: str_field(&block, "text").unwrap_or_default() },
+        Some("text") => Content::Text {
+            text: str_field(&block, "text").unwrap_or_default(),
+        },
         Some("image") => Content::Image {
             data: str_field(&block, "data").unwrap_or_default(),
             mime_type: str_field(&block, "mimeType").unwrap_or_else(|| "image/png".into()),
@@ -86,9 +88,13 @@ mod tests {
         assert_eq!(out.structured, Some(json!({"n": 1})));
         assert_eq!(out.content[0], Content::text("hi"));
         assert_eq!(out.content[1], Content::image("aW1n", "image/png"));
-        assert!(matches!(&out.content[2], Content::Audio { mime_type, .. } if mime_type == "audio/wav"));
+        assert!(
+            matches!(&out.content[2], Content::Audio { mime_type, .. } if mime_type == "audio/wav")
+        );
         assert!(matches!(&out.content[3], Content::Resource { text: Some(t), .. } if t == "A"));
-        assert!(matches!(&out.content[4], Content::Resource { blob: Some(b), .. } if b == "Ynl0ZXM="));
+        assert!(
+            matches!(&out.content[4], Content::Resource { blob: Some(b), .. } if b == "Ynl0ZXM=")
+        );
         assert!(matches!(&out.content[5], Content::Resource { uri, .. } if uri == "file:///c"));
     }
 }

@@ -18,12 +18,19 @@ const TAIL_IN_ERRORS: usize = 2048;
 
 impl StderrBuffer {
     pub(crate) fn new(capacity: usize) -> Self {
-        Self { inner: Arc::new(Mutex::new(VecDeque::with_capacity(capacity.min(64 * 1024)))), capacity }
+        Self {
+            inner: Arc::new(Mutex::new(VecDeque::with_capacity(capacity.min(64 * 1024)))),
+            capacity,
+        }
     }
 
     fn push(&self, bytes: &[u8]) {
         let mut buf = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        let bytes = if bytes.len() > self.capacity { &bytes[bytes.len() - self.capacity..] } else { bytes };
+        let bytes = if bytes.len() > self.capacity {
+            &bytes[bytes.len() - self.capacity..]
+        } else {
+            bytes
+        };
         let overflow = (buf.len() + bytes.len()).saturating_sub(self.capacity);
         buf.drain(..overflow);
         buf.extend(bytes);

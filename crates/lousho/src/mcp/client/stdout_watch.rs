@@ -19,7 +19,10 @@ pub(crate) struct StdoutNoise {
 impl StdoutNoise {
     /// The start of the first non-JSON line, if there was one.
     pub(crate) fn first_line(&self) -> Option<String> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// A sentence for error messages, when noise was seen.
@@ -43,7 +46,13 @@ pub(crate) struct WatchedStdout<R> {
 
 impl<R> WatchedStdout<R> {
     pub(crate) fn new(inner: R, noise: StdoutNoise) -> Self {
-        Self { inner, noise, at_line_start: true, collecting: None, done: false }
+        Self {
+            inner,
+            noise,
+            at_line_start: true,
+            collecting: None,
+            done: false,
+        }
     }
 
     fn scan(&mut self, bytes: &[u8]) {
@@ -51,7 +60,11 @@ impl<R> WatchedStdout<R> {
             if let Some(line) = &mut self.collecting {
                 if b == b'\n' || line.len() >= KEEP {
                     let text = String::from_utf8_lossy(line).trim_end().to_owned();
-                    *self.noise.inner.lock().unwrap_or_else(PoisonError::into_inner) = Some(text);
+                    *self
+                        .noise
+                        .inner
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = Some(text);
                     self.collecting = None;
                     self.done = true;
                     return;
@@ -107,6 +120,9 @@ mod tests {
         assert_eq!(noise.first_line(), None);
         w.scan(b"Server listening");
         w.scan(b" on port 3000\n{\"x\":1}\noops\n");
-        assert_eq!(noise.first_line().as_deref(), Some("Server listening on port 3000"));
+        assert_eq!(
+            noise.first_line().as_deref(),
+            Some("Server listening on port 3000")
+        );
     }
 }

@@ -61,7 +61,12 @@ impl McpTool {
                 "mcp",
                 json!({ "server": server, "tool": bare, "annotations": raw_annotations }),
             );
-        Self { spec, server: server.to_owned(), bare_name: bare, target }
+        Self {
+            spec,
+            server: server.to_owned(),
+            bare_name: bare,
+            target,
+        }
     }
 
     /// The server's name.

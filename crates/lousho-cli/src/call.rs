@@ -18,9 +18,9 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let input: Value = match &args.input {
         None => Value::Object(Default::default()),
         Some(text) => serde_json::from_str(text).map_err(|e| {
-            anyhow::Error::new(e).context(format!(
-                "the tool input is not valid JSON; pass an object such as '{{\"path\": \".\"}}'"
-            ))
+            anyhow::Error::new(e).context(
+                "the tool input is not valid JSON; pass an object such as '{\"path\": \".\"}'",
+            )
         })?,
     };
     if !input.is_object() {

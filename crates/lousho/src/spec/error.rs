@@ -19,7 +19,7 @@ pub struct SpecError {
     /// The key's path (`mcpServers.files.command`), when the error is about one.
     pub key: Option<String>,
     /// What is wrong.
-    pub kind: SpecErrorKind,
+    pub kind: Box<SpecErrorKind>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -59,7 +59,7 @@ impl SpecError {
             line: None,
             column: None,
             key: None,
-            kind,
+            kind: Box::new(kind),
             source: None,
         }
     }
@@ -88,7 +88,7 @@ impl SpecError {
 
     /// Whether the file itself is at fault (as opposed to the file system).
     pub fn is_invalid_spec(&self) -> bool {
-        !matches!(self.kind, SpecErrorKind::Read)
+        !matches!(*self.kind, SpecErrorKind::Read)
     }
 }
 
@@ -103,7 +103,7 @@ impl fmt::Display for SpecError {
         }
         f.write_str(": ")?;
         let key = self.key.as_deref().unwrap_or("");
-        match &self.kind {
+        match self.kind.as_ref() {
             SpecErrorKind::Read => f.write_str("cannot read the spec file"),
             SpecErrorKind::Yaml(message) => write!(f, "not valid YAML: {message}"),
             SpecErrorKind::UnknownKey { suggestion } => {

@@ -145,7 +145,7 @@ fn errors_name_the_file_line_and_key() {
     assert_eq!(e.line, Some(2));
     assert_eq!(e.key.as_deref(), Some("maxturns"));
     assert_eq!(
-        e.kind,
+        *e.kind,
         SpecErrorKind::UnknownKey {
             suggestion: Some("maxTurns".into())
         }
@@ -157,7 +157,7 @@ fn errors_name_the_file_line_and_key() {
 
     let e = parse("model: test\nprompt: \"${NOPE}\"\n");
     assert_eq!(e.line, Some(2));
-    assert!(matches!(e.kind, SpecErrorKind::UnsetVariable(_)));
+    assert!(matches!(*e.kind, SpecErrorKind::UnsetVariable(_)));
     assert!(e.to_string().contains("NOPE"), "{e}");
 
     let e = parse("model: test\nmcpServers:\n  a:\n    command: x\n    approval: sometimes\n");

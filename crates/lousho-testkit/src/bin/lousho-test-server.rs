@@ -31,9 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             options = options.auth(Auth::bearer(token));
         }
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // stdio is fastest on one thread; HTTP spreads connections over the cores.
+    let runtime = if http {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()?
+    };
     runtime.block_on(async move {
         let server = serve_mcp(options).await?;
         if let Some(url) = server.url() {

@@ -171,10 +171,11 @@ fn pending_tools(reply: &Reply) -> Vec<String> {
     };
     let mut names = Vec::new();
     for part in &last.parts {
-        if let Part::ToolCall(call) = part {
-            if !answered.contains(call.id.as_str()) && !names.contains(&call.name) {
-                names.push(call.name.clone());
-            }
+        if let Part::ToolCall(call) = part
+            && !answered.contains(call.id.as_str())
+            && !names.contains(&call.name)
+        {
+            names.push(call.name.clone());
         }
     }
     names

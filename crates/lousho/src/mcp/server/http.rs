@@ -191,10 +191,10 @@ fn check_envelope(body: &[u8]) -> Envelope {
             "Invalid Request: not a JSON-RPC 2.0 message",
         ));
     }
-    if parsed.method.as_deref() == Some("notifications/cancelled") {
-        if let Some(id) = cancelled_request_id(body) {
-            return Envelope::Cancel(id);
-        }
+    if parsed.method.as_deref() == Some("notifications/cancelled")
+        && let Some(id) = cancelled_request_id(body)
+    {
+        return Envelope::Cancel(id);
     }
     Envelope::Ok
 }

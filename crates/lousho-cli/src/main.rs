@@ -1,13 +1,63 @@
 //! `lousho`: run agents from spec files and serve them over MCP.
+//!
+//! Exit codes: 0 success; 1 the run, the model or the tool failed (a tool
+//! call that returned an error result, or was denied, included); 2 a bad
+//! command line or spec file; 3 an MCP server could not connect;
+//! 130 interrupted.
+
+mod approve;
+mod call;
+mod cli;
+mod exit;
+mod load;
+mod progress;
+mod run;
+mod serve;
+mod tools;
 
 use clap::Parser;
+use cli::{Cli, Command};
+use std::process::ExitCode;
 
-/// Build, run and serve AI agents with first-class MCP support.
-#[derive(Debug, Parser)]
-#[command(name = "lousho", version, about, long_about = None)]
-struct Cli {}
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return exit::report(&anyhow::Error::new(e)),
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Mcp(args) => serve::run(args).await,
+            Command::Run(args) => run::run(args).await,
+            Command::Tools(args) => tools::run(args).await,
+            Command::Call(args) => call::run(args).await,
+        }
+    });
+    // Stdio children of MCP servers are stopped by `close()`; do not wait
+    // for stray blocking reads (a pending terminal prompt) on the way out.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(code) => code,
+        Err(e) => exit::report(&e),
+    }
+}
 
-fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
-    Ok(())
+/// Logs go to stderr (stdout belongs to the answer, or to the MCP protocol).
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,lousho=debug",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LOUSHO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }

@@ -55,6 +55,8 @@ pub mod builtin;
 pub mod mcp;
 pub mod model;
 pub mod policy;
+#[cfg(feature = "mcp")]
+pub mod spec;
 pub mod tool;
 
 pub use agent::{

@@ -12,4 +12,5 @@ mod providers_common;
 mod providers_compatible;
 mod providers_openai;
 mod resume;
+mod spec_files;
 mod tools;

@@ -1,0 +1,70 @@
+//! `lousho call`: one tool call through the agent's permission and approval
+//! checks. A scripted model makes exactly that call, so the call takes the
+//! same path as one the model makes.
+
+use crate::cli::CallArgs;
+use crate::exit;
+use crate::load::{self, Approvals, ModelChoice};
+use lousho::spec::{SpecError, SpecErrorKind};
+use lousho::{ScriptedModel, ScriptedTurn};
+use serde_json::Value;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Runs the command.
+#[allow(clippy::print_stdout)]
+pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+    let spec = load::spec(&args.spec)?;
+    let input: Value = match &args.input {
+        None => Value::Object(Default::default()),
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            anyhow::Error::new(e).context(
+                "the tool input is not valid JSON; pass an object such as '{\"path\": \".\"}'",
+            )
+        })?,
+    };
+    if !input.is_object() {
+        anyhow::bail!("the tool input must be a JSON object, such as '{{\"path\": \".\"}}'");
+    }
+    let script = ScriptedModel::new([
+        ScriptedTurn::tool_call(&args.tool, input),
+        ScriptedTurn::text(""),
+    ]);
+    let (agent, mcp) = load::build(
+        &spec,
+        ModelChoice::Model(Arc::new(script)),
+        Approvals::Terminal,
+    )?;
+    if let Some(mcp) = &mcp
+        && let Err(e) = load::connect(mcp, true).await
+    {
+        agent.close().await;
+        return Err(e.into());
+    }
+    let tools = agent.tools()?;
+    if tools.get(&args.tool).is_none() {
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+        agent.close().await;
+        let err = SpecError::from_parts(
+            &spec.path,
+            SpecErrorKind::Invalid(format!(
+                "the agent has no tool `{}`; its tools are: {}",
+                args.tool,
+                names.join(", ")
+            )),
+        );
+        return Err(err.into());
+    }
+    let reply = agent.send("(lousho call)").await;
+    agent.close().await;
+    let reply = reply?;
+    let Some(record) = reply.tool_calls.into_iter().next() else {
+        anyhow::bail!("the tool was not called");
+    };
+    println!("{}", record.output.to_model_text());
+    Ok(ExitCode::from(if record.output.is_error {
+        exit::FAILED
+    } else {
+        exit::OK
+    }))
+}

@@ -1,0 +1,101 @@
+//! From a spec file to a ready agent: load, build, connect its MCP servers.
+
+use crate::approve;
+use crate::progress::Spinner;
+use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
+use lousho::spec::{AgentSpec, SpecLoader};
+use lousho::{Agent, ModelError};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Who answers approval questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// The terminal (y/n/always); denied with a hint when stdin is not one.
+    Terminal,
+    /// Nobody: a call that needs approval pauses the run (serving over MCP
+    /// turns that into an `isError` result).
+    Nobody,
+}
+
+/// The model to use instead of the spec's.
+pub enum ModelChoice<'a> {
+    /// The spec's own.
+    Spec,
+    /// A model string from the command line.
+    Named(&'a str),
+    /// A model value.
+    Model(Arc<dyn lousho::Model>),
+}
+
+/// Reads a spec file. `${LOUSHO_BIN}` is this very binary unless the
+/// environment sets it, so a spec can mount a second `lousho mcp` as a stdio
+/// server without `lousho` being on `PATH`.
+pub fn spec(path: &Path) -> anyhow::Result<AgentSpec> {
+    let mut loader = SpecLoader::new();
+    if std::env::var_os("LOUSHO_BIN").is_none()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        loader = loader.var("LOUSHO_BIN", exe.to_string_lossy());
+    }
+    Ok(loader.load(path)?)
+}
+
+/// Builds the agent; its MCP servers go through one [`McpClient`] the caller
+/// can connect (with progress) and ask for status.
+pub fn build(
+    spec: &AgentSpec,
+    model: ModelChoice<'_>,
+    approvals: Approvals,
+) -> anyhow::Result<(Agent, Option<McpClient>)> {
+    let mut builder = spec.agent_builder_without_mcp()?;
+    builder = match model {
+        ModelChoice::Spec => {
+            if spec.model.is_none() {
+                anyhow::bail!(
+                    "{}: no `model:` in the spec; add one (e.g. `model: openai/gpt-4o-mini`, or `test` offline) or pass --model",
+                    spec.path.display()
+                );
+            }
+            builder
+        }
+        ModelChoice::Named(m) => builder.model(m),
+        ModelChoice::Model(m) => builder.model(m),
+    };
+    let mcp = (!spec.mcp_servers.is_empty())
+        .then(|| McpClient::new(spec.mcp_servers.clone(), ConnectOptions::default()));
+    if let Some(mcp) = &mcp {
+        builder = builder.tool_source(Arc::new(mcp.clone()));
+    }
+    if approvals == Approvals::Terminal {
+        builder = approve::install(builder);
+    }
+    let agent = builder.build().map_err(|e| match e {
+        lousho::BuildError::Model(m @ ModelError::MissingApiKey { .. }) => anyhow::Error::new(m),
+        other => anyhow::Error::new(other),
+    })?;
+    Ok((agent, mcp))
+}
+
+/// Connects every server, with a spinner (or a plain line when stderr is not
+/// a terminal), then one status line per server on stderr.
+#[allow(clippy::print_stderr)]
+pub async fn connect(mcp: &McpClient, show: bool) -> Result<(), McpError> {
+    let names: Vec<String> = mcp.server_names().map(str::to_owned).collect();
+    let spinner =
+        show.then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));
+    let result = mcp.connect_all().await;
+    drop(spinner);
+    if show {
+        for (name, status) in mcp.status() {
+            let tools = mcp.server_tools(&name).map(|t| t.len()).unwrap_or(0);
+            match status {
+                ServerStatus::Connected => eprintln!("mcp: {name} connected ({tools} tools)"),
+                ServerStatus::Failed(e) => eprintln!("mcp: {name} failed: {e}"),
+                ServerStatus::NeedsAuth => eprintln!("mcp: {name} needs sign-in"),
+                _ => eprintln!("mcp: {name} idle"),
+            }
+        }
+    }
+    result
+}

@@ -1,0 +1,127 @@
+//! `lousho run`: one message, or a multi-turn prompt.
+
+use crate::cli::RunArgs;
+use crate::exit;
+use crate::load::{self, Approvals, ModelChoice};
+use futures::StreamExt;
+use lousho::{Agent, AgentEvent, AgentStream, Reply};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Runs the command.
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let spec = load::spec(&args.spec)?;
+    let model = args
+        .model
+        .as_deref()
+        .map_or(ModelChoice::Spec, ModelChoice::Named);
+    let (agent, mcp) = load::build(&spec, model, Approvals::Terminal)?;
+    if let Some(mcp) = &mcp
+        && let Err(e) = load::connect(mcp, true).await
+    {
+        agent.close().await;
+        return Err(e.into());
+    }
+    let result = match args.message {
+        Some(message) => {
+            let stream = agent.stream(message.as_str());
+            tokio::select! {
+                reply = print_stream(stream) => reply.map(|_| ExitCode::from(exit::OK)),
+                _ = tokio::signal::ctrl_c() => Ok(ExitCode::from(130)),
+            }
+        }
+        None => repl(&agent).await,
+    };
+    agent.close().await;
+    result
+}
+
+/// Streams the answer to stdout and tool activity to stderr.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
+    let mut printed = false;
+    let mut ends_with_newline = true;
+    let mut out = std::io::stdout();
+    while let Some(event) = stream.next().await {
+        match event? {
+            AgentEvent::TextDelta(text) => {
+                print!("{text}");
+                let _ = out.flush();
+                printed |= !text.is_empty();
+                ends_with_newline = text.ends_with('\n');
+            }
+            AgentEvent::ToolCallStarted(call) => {
+                eprintln!("→ {} {}", call.name, call.arguments);
+            }
+            AgentEvent::ToolCallFinished { call, output } => {
+                let text = output.to_model_text();
+                let first = text.lines().next().unwrap_or_default();
+                let short: String = first.chars().take(100).collect();
+                let more = if text.len() > short.len() { " …" } else { "" };
+                let status = if output.is_error { "error" } else { "ok" };
+                eprintln!("← {} {status}: {short}{more}", call.name);
+            }
+            AgentEvent::Done(reply) => {
+                if !printed && !reply.text.is_empty() {
+                    print!("{}", reply.text);
+                    ends_with_newline = reply.text.ends_with('\n');
+                }
+                if !ends_with_newline {
+                    println!();
+                }
+                let _ = out.flush();
+                return Ok(*reply);
+            }
+            _ => {}
+        }
+    }
+    anyhow::bail!("the run ended without a reply")
+}
+
+/// A multi-turn prompt with line editing and history.
+#[allow(clippy::print_stderr)]
+async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
+    let session = agent.session();
+    let history =
+        std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
+    let mut editor = rustyline::DefaultEditor::new()?;
+    if let Some(path) = &history {
+        let _ = editor.load_history(path);
+    }
+    eprintln!(
+        "Chatting with {} ({}). Ctrl-D to quit.",
+        agent.name().unwrap_or("the agent"),
+        agent.model_name()
+    );
+    loop {
+        let (back, line) = tokio::task::spawn_blocking(move || {
+            let line = editor.readline("> ");
+            (editor, line)
+        })
+        .await?;
+        editor = back;
+        let line = match line {
+            Ok(line) => line,
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let message = line.trim();
+        if message.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(message);
+        tokio::select! {
+            reply = print_stream(session.stream(message)) => {
+                if let Err(e) = reply {
+                    eprintln!("error: {e}");
+                }
+            }
+            _ = tokio::signal::ctrl_c() => eprintln!("(cancelled)"),
+        }
+    }
+    if let Some(path) = &history {
+        let _ = editor.save_history(path);
+    }
+    Ok(ExitCode::from(exit::OK))
+}

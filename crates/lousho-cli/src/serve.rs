@@ -1,0 +1,87 @@
+//! `lousho mcp`: serve a spec's agent over MCP, exactly as `serve_mcp` does.
+
+use crate::cli::McpArgs;
+use crate::load::{self, Approvals, ModelChoice};
+use lousho::ToolSet;
+use lousho::mcp::server::{Auth, HttpOptions, ServeOptions, serve_mcp};
+use lousho::spec::{SpecError, SpecErrorKind};
+use std::process::ExitCode;
+
+/// Runs the command. Over stdio nothing but the protocol reaches stdout.
+#[allow(clippy::print_stderr)]
+pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let spec = load::spec(&args.spec)?;
+    let model = args
+        .model
+        .as_deref()
+        .map_or(ModelChoice::Spec, ModelChoice::Named);
+    // Nobody can approve over MCP: a run that needs approval returns isError.
+    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody)?;
+    let name = spec.name.clone().unwrap_or_else(|| {
+        spec.path
+            .file_stem()
+            .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
+    });
+    let mut options = ServeOptions::new(agent.clone())
+        .name(name.clone())
+        .allow_approval_tools(spec.serve.allow_approval_tools);
+    if let Some(description) = &spec.description {
+        options = options.description(description.clone());
+    }
+    if !spec.serve.tools.is_empty() {
+        let needs_mcp = spec.serve.tools.iter().any(|t| agent.tool(t).is_none());
+        if needs_mcp && let Some(mcp) = &mcp {
+            load::connect(mcp, false).await?;
+        }
+        let all = agent.tools()?;
+        let mut direct = ToolSet::new();
+        for tool_name in &spec.serve.tools {
+            let Some(tool) = all.get(tool_name) else {
+                let names: Vec<String> = all.iter().map(|t| t.spec().name.clone()).collect();
+                return Err(SpecError::from_parts(
+                    &spec.path,
+                    SpecErrorKind::Invalid(format!(
+                        "serve.tools: the agent has no tool `{tool_name}`; its tools are: {}",
+                        names.join(", ")
+                    )),
+                )
+                .into());
+            };
+            direct.insert(tool.clone())?;
+        }
+        options = options.tools(direct);
+    }
+    if args.http {
+        options = options.http(
+            HttpOptions::new()
+                .host(args.host.clone())
+                .port(args.port)
+                .path(args.path.clone()),
+        );
+        let token = match &args.token_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                anyhow::anyhow!("--token-env {var}: the environment variable `{var}` is not set")
+            })?),
+            None => spec.serve.bearer_token.clone(),
+        };
+        if let Some(token) = token {
+            options = options.auth(Auth::bearer(token));
+        }
+    }
+    let handle = serve_mcp(options).await?;
+    if args.http {
+        eprintln!(
+            "lousho: serving `{name}` over MCP at {} (Ctrl-C to stop)",
+            handle.url().unwrap_or_default()
+        );
+        let _ = tokio::signal::ctrl_c().await;
+        handle.close().await?;
+    } else {
+        tokio::select! {
+            r = handle.wait() => r?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    agent.close().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,86 @@
+//! `lousho tools`: every tool the agent would see, its decision, and each
+//! MCP server's status.
+
+use crate::cli::ToolsArgs;
+use crate::load::{self, Approvals, ModelChoice};
+use lousho::mcp::ServerStatus;
+use lousho::policy::ORIGIN_METADATA_KEY;
+use serde_json::{Value, json};
+use std::process::ExitCode;
+
+/// Runs the command. The model is not needed to list tools, so the offline
+/// test model stands in (no API key is needed).
+#[allow(clippy::print_stdout)]
+pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
+    let spec = load::spec(&args.spec)?;
+    let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody)?;
+    if let Some(mcp) = &mcp {
+        // A server that fails is reported in the output, not as an error.
+        let _ = load::connect(mcp, !args.json).await;
+    }
+    let mut tools: Vec<Value> = Vec::new();
+    for tool in agent.tools()?.iter() {
+        let spec = tool.spec();
+        let server = spec
+            .metadata
+            .get(ORIGIN_METADATA_KEY)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let decision = agent.tool_decision(&spec.name);
+        tools.push(json!({
+            "name": spec.name,
+            "server": server,
+            "decision": decision.decision.as_str(),
+            "reason": decision.reason.to_string(),
+            "annotations": serde_json::to_value(&spec.annotations)?,
+        }));
+    }
+    tools.sort_by_key(|t| {
+        (
+            t["server"].as_str().map(str::to_owned),
+            t["name"].as_str().unwrap_or_default().to_owned(),
+        )
+    });
+    let mut servers = serde_json::Map::new();
+    if let Some(mcp) = &mcp {
+        for (name, status) in mcp.status() {
+            let (status, error) = match status {
+                ServerStatus::Connected => ("connected", None),
+                ServerStatus::Failed(e) => ("failed", Some(e)),
+                ServerStatus::NeedsAuth => ("needs-auth", None),
+                _ => ("idle", None),
+            };
+            servers.insert(name, json!({ "status": status, "error": error }));
+        }
+    }
+    agent.close().await;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "tools": tools, "servers": servers }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<32} {:<12} {:<8} REASON", "TOOL", "ORIGIN", "DECISION");
+    for t in &tools {
+        println!(
+            "{:<32} {:<12} {:<8} {}",
+            t["name"].as_str().unwrap_or_default(),
+            t["server"].as_str().unwrap_or("built-in"),
+            t["decision"].as_str().unwrap_or_default(),
+            t["reason"].as_str().unwrap_or_default(),
+        );
+    }
+    if !servers.is_empty() {
+        println!();
+        println!("{:<20} STATUS", "MCP SERVER");
+        for (name, s) in &servers {
+            let status = s["status"].as_str().unwrap_or_default();
+            match s["error"].as_str() {
+                Some(e) => println!("{name:<20} {status}: {e}"),
+                None => println!("{name:<20} {status}"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,43 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub fn lousho() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lousho"));
+    cmd.env_remove("LOUSHO_BIN")
+        .env_remove("LOUSHO_MODEL")
+        .env("LOUSHO_LOG", "warn")
+        .stdin(Stdio::null());
+    cmd
+}
+
+pub fn run(args: &[&str]) -> Output {
+    lousho().args(args).output().unwrap()
+}
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn example(name: &str) -> String {
+    repo()
+        .join("examples/agents")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` as `name` in a fresh temp folder.
+pub fn spec_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path.to_string_lossy().into_owned())
+}

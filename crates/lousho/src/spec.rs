@@ -1,0 +1,514 @@
+//! Agent spec files: an agent described in YAML, loaded into an [`AgentBuilder`].
+//!
+//! The keys are the TypeScript edition's (camelCase), so one file serves
+//! both editions:
+//!
+//! ```yaml
+//! name: support-bot
+//! description: Ask the support agent a question
+//! model: openai/gpt-4o-mini          # or `test` offline
+//! prompt: You answer support questions.
+//! tools: [read_file, grep]           # built-in tools
+//! workspace: ./docs                  # the file tools' folder (default: this file's folder)
+//! maxTurns: 10
+//! mcpServers:                        # or a path: mcpServers: ./.mcp.json
+//!   docs:
+//!     url: https://example.com/mcp
+//!     headers: { Authorization: "Bearer ${DOCS_TOKEN}" }
+//!     approval: never                # annotations | always | never
+//! permissions:
+//!   rules:
+//!     - { tool: "docs__delete_*", decision: deny }
+//! serve:                             # for `lousho mcp`
+//!   tools: [read_file, docs__search] # exposed directly besides the agent tool
+//!   auth: { type: bearer, token: "${TOKEN}" }
+//! ```
+//!
+//! - `${VAR}` and `${VAR:-default}` are expanded in every string value (also
+//!   inside `mcpServers` and a referenced `.mcp.json`); an unset `${VAR}` is
+//!   an error naming it. `$${` is a literal `${`.
+//! - Relative paths (`workspace`, the `.mcp.json` path, a stdio server's
+//!   `cwd` and a `command` with a `/`) resolve from the spec file's folder;
+//!   a stdio server without `cwd` starts there.
+//! - Strict: an unknown key, a wrong type, a bad model string or an unknown
+//!   built-in is a [`SpecError`] naming the file, the line and the key, with
+//!   a suggestion when a known key is close (`mcpservers` → `mcpServers`).
+//! - [`spec_json_schema`] is the JSON Schema of the format, for editors
+//!   (checked in as `schemas/agent-spec.schema.json`).
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use lousho::spec::SpecLoader;
+//! let spec = SpecLoader::new()
+//!     .var("GREETING", "Hello")
+//!     .parse("model: test\nprompt: ${GREETING}, be brief.\ntools: [current_date]\n", "agent.yaml")?;
+//! assert_eq!(spec.prompt.as_deref(), Some("Hello, be brief."));
+//! let agent = spec.agent_builder()?.build()?;
+//! assert!(agent.tool("current_date").is_some());
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod file;
+mod interpolate;
+mod locate;
+mod suggest;
+
+pub use error::{SpecError, SpecErrorKind};
+
+use crate::AgentBuilder;
+use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
+use crate::mcp::McpServers;
+use crate::mcp::client::{McpTransport, servers_from_value};
+use crate::policy::{PermissionRule, Permissions};
+use file::{AuthFile, McpServersField, RuleDecisionFile, SpecFile};
+use interpolate::{InterpolateError, first_reference, interpolate};
+use locate::{line_of_key, line_of_offset};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A loaded spec file: values interpolated, paths resolved, `.mcp.json` read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AgentSpec {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// The agent's name.
+    pub name: Option<String>,
+    /// What the agent does.
+    pub description: Option<String>,
+    /// The model string (checked to name a known provider).
+    pub model: Option<String>,
+    /// The system prompt.
+    pub prompt: Option<String>,
+    /// Built-in tools by name (checked).
+    pub tools: Vec<String>,
+    /// The file tools' folder (absolute or relative to the working directory).
+    pub workspace: PathBuf,
+    /// The most model turns per run.
+    pub max_turns: Option<usize>,
+    /// The MCP servers.
+    pub mcp_servers: McpServers,
+    /// The permission rules.
+    pub permissions: Permissions,
+    /// How `lousho mcp` serves it.
+    pub serve: ServeSpec,
+}
+
+/// The `serve` section.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct ServeSpec {
+    /// Tools exposed directly besides the agent tool, by full name.
+    pub tools: Vec<String>,
+    /// A bearer token HTTP clients must send (never printed by `Debug`).
+    pub bearer_token: Option<String>,
+    /// Expose tools that need approval (they then run with no human gate).
+    pub allow_approval_tools: bool,
+}
+
+impl fmt::Debug for ServeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeSpec")
+            .field("tools", &self.tools)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("allow_approval_tools", &self.allow_approval_tools)
+            .finish()
+    }
+}
+
+/// Reads spec files, with extra variables on top of the environment.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct SpecLoader {
+    vars: BTreeMap<String, String>,
+    no_env: bool,
+}
+
+/// Loads a spec file with the process environment's variables.
+pub fn load_spec(path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
+    SpecLoader::new().load(path)
+}
+
+/// The JSON Schema (2020-12) of spec files, generated from the types.
+pub fn spec_json_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(SpecFile);
+    schema.to_value()
+}
+
+impl SpecLoader {
+    /// Variables from the process environment.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a variable; it wins over the environment's.
+    pub fn var(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
+    /// Ignores the process environment (only [`var`](Self::var)s count).
+    pub fn without_env(mut self) -> Self {
+        self.no_env = true;
+        self
+    }
+
+    fn lookup(&self, name: &str) -> Option<String> {
+        self.vars
+            .get(name)
+            .cloned()
+            .or_else(|| (!self.no_env).then(|| std::env::var(name).ok()).flatten())
+    }
+
+    /// Reads and loads the spec file at `path`.
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SpecError::new(path, SpecErrorKind::Read).source(e))?;
+        self.parse(&text, path)
+    }
+
+    /// Loads a spec from its text; `path` names it in errors and is where
+    /// relative paths resolve from (its folder).
+    pub fn parse(&self, text: &str, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
+        let path = path.as_ref();
+        let err = |kind| SpecError::new(path, kind);
+        // 1. YAML syntax.
+        let value: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
+            let (line, column) = location(&e);
+            err(SpecErrorKind::Yaml(strip_location(&e.to_string()))).at(line, column)
+        })?;
+        // 2. The shape, straight from the text so errors carry their line.
+        let checked: Result<SpecFile, _> =
+            serde_path_to_error::deserialize(yaml_serde::Deserializer::from_str(text));
+        if let Err(e) = checked {
+            return Err(shape_error(path, text, e));
+        }
+        // 3. Variables, in every string value.
+        let value = self.expand(value, "", path, text)?;
+        // 4. The values, from the expanded tree.
+        let file: SpecFile = serde_path_to_error::deserialize(value).map_err(|e| {
+            let key = e.path().to_string();
+            err(SpecErrorKind::Invalid(e.inner().to_string()))
+                .at(line_of_key(text, &key), None)
+                .key(key)
+        })?;
+        self.resolve(file, path, text)
+    }
+
+    fn expand(
+        &self,
+        value: yaml_serde::Value,
+        key: &str,
+        path: &Path,
+        text: &str,
+    ) -> Result<yaml_serde::Value, SpecError> {
+        use yaml_serde::Value;
+        Ok(match value {
+            Value::String(s) => Value::String(self.expand_str(&s, key, path, text)?),
+            Value::Sequence(items) => Value::Sequence(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| self.expand(v, &format!("{key}[{i}]"), path, text))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Mapping(map) => {
+                let mut out = yaml_serde::Mapping::new();
+                for (k, v) in map {
+                    let name = k.as_str().map(str::to_owned).unwrap_or_default();
+                    let child = if key.is_empty() {
+                        name
+                    } else {
+                        format!("{key}.{name}")
+                    };
+                    out.insert(k, self.expand(v, &child, path, text)?);
+                }
+                Value::Mapping(out)
+            }
+            other => other,
+        })
+    }
+
+    fn expand_str(&self, s: &str, key: &str, path: &Path, text: &str) -> Result<String, SpecError> {
+        interpolate(s, &|name| self.lookup(name)).map_err(|e| {
+            let line = match &e {
+                InterpolateError::Unset(name) => {
+                    first_reference(text, name).map(|o| line_of_offset(text, o))
+                }
+                InterpolateError::Malformed(_) => line_of_key(text, key),
+            };
+            let kind = match &e {
+                InterpolateError::Unset(_) => SpecErrorKind::UnsetVariable(e.to_string()),
+                InterpolateError::Malformed(_) => SpecErrorKind::Invalid(e.to_string()),
+            };
+            SpecError::new(path, kind).at(line, None).key(key)
+        })
+    }
+
+    fn resolve(&self, file: SpecFile, path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let at_key = |kind, key: &str| {
+            SpecError::new(path, kind)
+                .at(line_of_key(text, key), None)
+                .key(key.to_owned())
+        };
+        if let Some(model) = &file.model {
+            check_model(model).map_err(|m| at_key(SpecErrorKind::BadModel(m), "model"))?;
+        }
+        for (i, name) in file.tools.iter().enumerate() {
+            if !BUILTIN_NAMES.contains(&name.as_str()) {
+                let suggestion = suggest::did_you_mean(name, BUILTIN_NAMES).map(str::to_owned);
+                return Err(at_key(
+                    SpecErrorKind::UnknownTool {
+                        name: name.clone(),
+                        suggestion,
+                    },
+                    &format!("tools[{i}]"),
+                )
+                .at(line_of_key(text, "tools"), None));
+            }
+        }
+        if file.max_turns == Some(0) {
+            return Err(at_key(
+                SpecErrorKind::Invalid("must be at least 1".into()),
+                "maxTurns",
+            ));
+        }
+        let mcp_servers = match file.mcp_servers {
+            None => McpServers::new(),
+            Some(McpServersField::Map(map)) => resolve_servers(map, &dir),
+            Some(McpServersField::Path(p)) => {
+                self.read_mcp_json(&join_clean(&dir, Path::new(&p)), path, text)?
+            }
+        };
+        let mut permissions = Permissions::new();
+        for rule in file.permissions.map(|p| p.rules).unwrap_or_default() {
+            permissions = permissions.rule(match rule.decision {
+                RuleDecisionFile::Allow => PermissionRule::allow(rule.tool),
+                RuleDecisionFile::Ask => PermissionRule::ask(rule.tool),
+                RuleDecisionFile::Deny => PermissionRule::deny(rule.tool),
+            });
+        }
+        if let Err(e) = permissions.compile() {
+            return Err(at_key(SpecErrorKind::Invalid(e.to_string()), "permissions"));
+        }
+        let serve = match file.serve {
+            None => ServeSpec::default(),
+            Some(s) => ServeSpec {
+                tools: s.tools,
+                bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
+                allow_approval_tools: s.allow_approval_tools,
+            },
+        };
+        Ok(AgentSpec {
+            path: path.to_path_buf(),
+            name: file.name,
+            description: file.description,
+            model: file.model,
+            prompt: file.prompt,
+            tools: file.tools,
+            workspace: file
+                .workspace
+                .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
+            max_turns: file.max_turns,
+            mcp_servers,
+            permissions,
+            serve,
+        })
+    }
+
+    /// A Claude-style `.mcp.json` named by `mcpServers`; its strings are
+    /// expanded too and its relative paths resolve from its own folder.
+    fn read_mcp_json(
+        &self,
+        json_path: &Path,
+        spec: &Path,
+        text: &str,
+    ) -> Result<McpServers, SpecError> {
+        let fail = |message: String| {
+            SpecError::new(spec, SpecErrorKind::Invalid(message))
+                .at(line_of_key(text, "mcpServers"), None)
+                .key("mcpServers")
+        };
+        let json = std::fs::read_to_string(json_path)
+            .map_err(|e| fail(format!("cannot read `{}`: {e}", json_path.display())))?;
+        let value: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| fail(format!("`{}` is not valid JSON: {e}", json_path.display())))?;
+        let value = self.expand_json(value, json_path)?;
+        let servers = servers_from_value(value)
+            .map_err(|e| fail(format!("`{}`: {e}", json_path.display())))?;
+        let dir = json_path.parent().unwrap_or(Path::new("."));
+        Ok(resolve_servers(servers, dir))
+    }
+
+    fn expand_json(
+        &self,
+        value: serde_json::Value,
+        file: &Path,
+    ) -> Result<serde_json::Value, SpecError> {
+        use serde_json::Value;
+        Ok(match value {
+            Value::String(s) => {
+                Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
+                    SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
+                })?)
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|v| self.expand_json(v, file))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| Ok((k, self.expand_json(v, file)?)))
+                    .collect::<Result<_, SpecError>>()?,
+            ),
+            other => other,
+        })
+    }
+}
+
+impl AgentSpec {
+    /// An [`AgentBuilder`] with everything the file says, MCP servers
+    /// included (they connect on `ready()` or the first run).
+    pub fn agent_builder(&self) -> Result<AgentBuilder, SpecError> {
+        Ok(self
+            .agent_builder_without_mcp()?
+            .mcp_servers(self.mcp_servers.clone()))
+    }
+
+    /// [`agent_builder`](Self::agent_builder) without the MCP servers, for
+    /// callers that connect them themselves (`connect_mcp`) and add them as
+    /// a tool source.
+    pub fn agent_builder_without_mcp(&self) -> Result<AgentBuilder, SpecError> {
+        let mut builder = AgentBuilder::default().permissions(self.permissions.clone());
+        if let Some(model) = &self.model {
+            builder = builder.model(model);
+        }
+        if let Some(name) = &self.name {
+            builder = builder.name(name);
+        }
+        if let Some(description) = &self.description {
+            builder = builder.description(description);
+        }
+        if let Some(prompt) = &self.prompt {
+            builder = builder.prompt(prompt);
+        }
+        if let Some(max_turns) = self.max_turns {
+            builder = builder.max_turns(max_turns);
+        }
+        if !self.tools.is_empty() {
+            let workspace = Workspace::new(&self.workspace).map_err(|e| {
+                SpecError::new(&self.path, SpecErrorKind::Invalid(e.to_string()))
+                    .key("workspace")
+                    .source(e)
+            })?;
+            let tools = builtin_tools(&self.tools, &workspace).map_err(|e| {
+                SpecError::new(
+                    &self.path,
+                    SpecErrorKind::UnknownTool {
+                        name: e.name.clone(),
+                        suggestion: None,
+                    },
+                )
+                .key("tools")
+            })?;
+            builder = builder.tools(tools);
+        }
+        Ok(builder)
+    }
+}
+
+/// Stdio servers start in the spec's folder; relative `cwd` and relative
+/// commands with a `/` resolve from it.
+fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
+    for server in servers.values_mut() {
+        if let McpTransport::Stdio(stdio) = &mut server.transport {
+            stdio.cwd = Some(match stdio.cwd.take() {
+                Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),
+                Some(cwd) => cwd,
+                None => dir.to_path_buf(),
+            });
+            let command = Path::new(&stdio.command);
+            if command.is_relative() && stdio.command.contains('/') {
+                stdio.command = join_clean(dir, command).to_string_lossy().into_owned();
+            }
+        }
+    }
+    servers
+}
+
+/// `dir/rel` without `.` components (`./bin/server` → `dir/bin/server`).
+fn join_clean(dir: &Path, rel: &Path) -> PathBuf {
+    rel.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .fold(dir.to_path_buf(), |acc, c| acc.join(c))
+}
+
+/// Checks that `model` names a known provider, without needing its key.
+fn check_model(model: &str) -> Result<(), String> {
+    let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
+    match crate::model::resolve_model_with_env(model, &fake_keys) {
+        Err(crate::ModelError::UnknownModel { .. }) => {
+            Err(format!("`{model}` is not a model string"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn location(e: &yaml_serde::Error) -> (Option<usize>, Option<usize>) {
+    match e.location() {
+        Some(l) => (Some(l.line()), Some(l.column())),
+        None => (None, None),
+    }
+}
+
+/// yaml_serde appends " at line L column C"; the error shows it up front.
+fn strip_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn shape_error(
+    path: &Path,
+    text: &str,
+    e: serde_path_to_error::Error<yaml_serde::Error>,
+) -> SpecError {
+    let key = e.path().to_string();
+    let (mut line, column) = location(e.inner());
+    let message = strip_location(&e.inner().to_string());
+    if line.is_none() {
+        line = line_of_key(text, &key);
+    }
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let unknown = rest.split('`').next().unwrap_or_default();
+        let suggestion =
+            suggest::did_you_mean(unknown, suggest::expected_fields(rest)).map(str::to_owned);
+        let key = if key.ends_with(unknown) {
+            key
+        } else if key.is_empty() || key == "." {
+            unknown.to_owned()
+        } else {
+            format!("{key}.{unknown}")
+        };
+        return SpecError::new(path, SpecErrorKind::UnknownKey { suggestion })
+            .at(line, column)
+            .key(key);
+    }
+    SpecError::new(path, SpecErrorKind::Invalid(message))
+        .at(line, column)
+        .key(key)
+}

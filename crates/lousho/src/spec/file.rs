@@ -1,0 +1,226 @@
+//! The file's shape, exactly: what serde reads and what the JSON Schema says.
+
+use crate::mcp::McpServers;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// An agent spec file (YAML). Keys are the TypeScript edition's, so one file
+/// serves both editions.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "lousho agent spec", rename = "AgentSpecFile")]
+pub(crate) struct SpecFile {
+    /// The agent's name (also the MCP server's and its tool's name when served).
+    pub name: Option<String>,
+    /// What the agent does (the served tool's description).
+    pub description: Option<String>,
+    /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, or `test` (offline).
+    pub model: Option<String>,
+    /// The system prompt.
+    pub prompt: Option<String>,
+    /// Built-in tools by name: read_file, list_dir, glob, grep, todo_read, todo_write, current_date, day_name.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The folder the file tools may read (relative to this file; default: this file's folder).
+    pub workspace: Option<String>,
+    /// The most model turns one run may take (default 20).
+    #[schemars(range(min = 1))]
+    pub max_turns: Option<usize>,
+    /// MCP servers by name, or the path of a Claude-style `.mcp.json` (relative to this file).
+    pub mcp_servers: Option<McpServersField>,
+    /// Permission rules, checked before each tool's approval policy.
+    pub permissions: Option<PermissionsFile>,
+    /// How `lousho mcp` serves the agent.
+    pub serve: Option<ServeFile>,
+}
+
+/// `mcpServers`: a map of entries, or a path to a `.mcp.json`.
+#[derive(Debug)]
+pub(crate) enum McpServersField {
+    Path(String),
+    Map(McpServers),
+}
+
+impl<'de> Deserialize<'de> for McpServersField {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = McpServersField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of MCP servers by name, or the path of a .mcp.json file")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(McpServersField::Path(v.to_owned()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                McpServers::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(McpServersField::Map)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for McpServersField {
+    fn schema_name() -> Cow<'static, str> {
+        "McpServers".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let entry = generator.subschema_for::<McpServerEntry>();
+        json_schema!({
+            "oneOf": [
+                { "type": "object", "additionalProperties": entry },
+                { "type": "string", "description": "The path of a Claude-style .mcp.json file." }
+            ]
+        })
+    }
+}
+
+/// One MCP server entry, for the schema only (the client's config reads it;
+/// a test checks the two agree).
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "McpServer")]
+pub(crate) struct McpServerEntry {
+    /// `stdio` or `http` (optional: `command` means stdio, `url` means http).
+    #[serde(rename = "type")]
+    kind: Option<EntryKind>,
+    /// stdio: the program (looked up on PATH; a relative path is relative to this file).
+    command: Option<String>,
+    /// stdio: its arguments.
+    args: Option<Vec<String>>,
+    /// stdio: variables added to the inherited environment.
+    env: Option<BTreeMap<String, String>>,
+    /// stdio: the working directory (default: this file's folder).
+    cwd: Option<String>,
+    /// stdio: `inherit` (default) or `capture` (kept for error messages).
+    stderr: Option<StderrKind>,
+    /// stdio: the size of the captured stderr tail.
+    stderr_capture_bytes: Option<usize>,
+    /// http: the Streamable HTTP endpoint.
+    url: Option<String>,
+    /// http: static headers sent on every request.
+    headers: Option<BTreeMap<String, String>>,
+    /// When its tools need approval (default `annotations`).
+    approval: Option<ApprovalKind>,
+    /// Which of its tools to expose, by bare name (`*` wildcards).
+    tools: Option<ToolFilterEntry>,
+    /// How long connecting may take (default 30000).
+    startup_timeout_ms: Option<u64>,
+    /// How long one call may take (default 60000).
+    call_timeout_ms: Option<u64>,
+    /// http: OAuth sign-in settings.
+    oauth: Option<OAuthEntry>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum EntryKind {
+    Stdio,
+    Http,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum StderrKind {
+    Inherit,
+    Capture,
+}
+
+/// `annotations` (ask unless read-only or not destructive), `always` or `never`.
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ApprovalKind {
+    Annotations,
+    Always,
+    Never,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ToolFilterEntry {
+    /// Only these tools (empty: all).
+    allow: Option<Vec<String>>,
+    /// Never these tools.
+    deny: Option<Vec<String>>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OAuthEntry {
+    redirect_uri: Option<String>,
+    client_id: Option<String>,
+    scopes: Option<Vec<String>>,
+}
+
+/// `permissions: { rules: [...] }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PermissionsFile {
+    /// Rules matched on the tool's full name; deny > ask > allow.
+    #[serde(default)]
+    pub rules: Vec<RuleFile>,
+}
+
+/// One permission rule.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RuleFile {
+    /// The TypeScript edition's rule kind (only `tool` exists).
+    #[allow(dead_code)]
+    pub kind: Option<RuleKind>,
+    /// A full tool name (`docs__search`) or a glob (`docs__*`).
+    pub tool: String,
+    /// `allow`, `ask` or `deny`.
+    pub decision: RuleDecisionFile,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RuleKind {
+    Tool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RuleDecisionFile {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// `serve:` — what `lousho mcp` exposes besides the agent tool, and its auth.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ServeFile {
+    /// Tools exposed directly (built-ins or MCP tools by full name).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// HTTP auth.
+    pub auth: Option<AuthFile>,
+    /// Expose tools that need approval (they then run with no human gate).
+    #[serde(default)]
+    pub allow_approval_tools: bool,
+}
+
+/// `auth: { type: bearer, token: "${TOKEN}" }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub(crate) enum AuthFile {
+    /// Require `Authorization: Bearer <token>`.
+    Bearer {
+        /// The token (use `${VAR}`; never write it into the file).
+        token: String,
+    },
+}

@@ -1,0 +1,166 @@
+//! Agent spec files: loading, interpolation, `.mcp.json`, and the JSON Schema.
+
+use lousho::mcp::McpServer;
+use lousho::mcp::client::McpTransport;
+use lousho::spec::{SpecErrorKind, SpecLoader, spec_json_schema};
+use serde_json::Value;
+use std::path::Path;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+#[test]
+fn the_checked_in_schema_is_current() {
+    let path = repo().join("schemas/agent-spec.schema.json");
+    let generated = serde_json::to_string_pretty(&spec_json_schema()).unwrap() + "\n";
+    if std::env::var_os("LOUSHO_UPDATE_SCHEMA").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "schemas/agent-spec.schema.json is stale; regenerate it with LOUSHO_UPDATE_SCHEMA=1 cargo test -p lousho --test all -- spec_files"
+    );
+}
+
+#[test]
+fn the_example_specs_validate_against_the_schema() {
+    let schema = spec_json_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for name in ["quickstart.yaml", "files.yaml"] {
+        let text = std::fs::read_to_string(repo().join("examples/agents").join(name)).unwrap();
+        let value: Value = yaml_serde::from_str(&text).unwrap();
+        assert!(validator.is_valid(&value), "{name}");
+    }
+    let bad: Value = serde_json::json!({"model": "test", "mcpservers": {}});
+    assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn the_mcp_entry_schema_knows_every_key_the_client_reads() {
+    let schema = spec_json_schema();
+    let props = schema["$defs"]["McpServer"]["properties"]
+        .as_object()
+        .unwrap();
+    let stdio = McpServer::stdio("node")
+        .args(["s.js"])
+        .env("A", "b")
+        .cwd("/tmp")
+        .capture_stderr(100)
+        .approval(lousho::Approval::Never)
+        .allow_tools(["x"])
+        .startup_timeout(std::time::Duration::from_secs(1))
+        .call_timeout(std::time::Duration::from_secs(2));
+    let http = McpServer::http("http://127.0.0.1:1/mcp").header("X", "y");
+    for entry in [stdio, http] {
+        let json = serde_json::to_value(&entry).unwrap();
+        for key in json.as_object().unwrap().keys() {
+            assert!(props.contains_key(key), "schema lacks `{key}`");
+        }
+    }
+}
+
+#[test]
+fn a_spec_becomes_an_agent_with_its_tools_rules_and_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &spec_path,
+        "name: helper\nmodel: test\nprompt: Hi ${WHO:-there}\ntools: [list_dir, day_name]\nmaxTurns: 3\n\
+         mcpServers:\n  local:\n    command: ./bin/server\n    args: [\"--port\", \"${PORT}\"]\n    approval: never\n\
+         permissions:\n  rules:\n    - { kind: tool, tool: day_name, decision: deny }\n\
+         serve:\n  tools: [list_dir]\n  auth: { type: bearer, token: \"${TOKEN}\" }\n",
+    )
+    .unwrap();
+    let spec = SpecLoader::new()
+        .without_env()
+        .var("TOKEN", "s3cret")
+        .var("PORT", "8080")
+        .load(&spec_path)
+        .unwrap();
+    assert_eq!(spec.prompt.as_deref(), Some("Hi there"));
+    assert_eq!(spec.workspace, dir.path());
+    let McpTransport::Stdio(stdio) = &spec.mcp_servers["local"].transport else {
+        panic!("stdio expected")
+    };
+    assert_eq!(stdio.args, ["--port", "8080"]);
+    assert_eq!(
+        stdio.command,
+        dir.path().join("bin/server").to_string_lossy()
+    );
+    assert_eq!(stdio.cwd.as_deref(), Some(dir.path()));
+    assert_eq!(spec.serve.bearer_token.as_deref(), Some("s3cret"));
+    assert!(
+        !format!("{spec:?}").contains("s3cret"),
+        "the token leaks into Debug"
+    );
+    let agent = spec.agent_builder_without_mcp().unwrap().build().unwrap();
+    assert_eq!(agent.name(), Some("helper"));
+    assert!(agent.tool("list_dir").is_some());
+    assert_eq!(
+        agent.tool_decision("day_name").decision,
+        lousho::Decision::Deny
+    );
+}
+
+#[test]
+fn mcp_servers_can_come_from_a_claude_style_mcp_json() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("conf")).unwrap();
+    std::fs::write(
+        dir.path().join("conf/.mcp.json"),
+        r#"{"mcpServers": {"docs": {"type": "http", "url": "${DOCS_URL:-http://127.0.0.1:9/mcp}"},
+            "fs": {"command": "npx", "args": ["-y", "server-filesystem", "."]}}}"#,
+    )
+    .unwrap();
+    let spec = SpecLoader::new()
+        .without_env()
+        .parse(
+            "model: test\nmcpServers: conf/.mcp.json\n",
+            dir.path().join("a.yaml"),
+        )
+        .unwrap();
+    assert_eq!(spec.mcp_servers.len(), 2);
+    let McpTransport::Http(http) = &spec.mcp_servers["docs"].transport else {
+        panic!()
+    };
+    assert_eq!(http.url, "http://127.0.0.1:9/mcp");
+    let McpTransport::Stdio(fs) = &spec.mcp_servers["fs"].transport else {
+        panic!()
+    };
+    assert_eq!(fs.cwd.as_deref(), Some(dir.path().join("conf").as_path()));
+}
+
+#[test]
+fn errors_name_the_file_line_and_key() {
+    let parse = |text: &str| {
+        SpecLoader::new()
+            .without_env()
+            .parse(text, "agent.yaml")
+            .unwrap_err()
+    };
+    let e = parse("model: test\nmaxturns: 3\n");
+    assert_eq!(e.line, Some(2));
+    assert_eq!(e.key.as_deref(), Some("maxturns"));
+    assert_eq!(
+        *e.kind,
+        SpecErrorKind::UnknownKey {
+            suggestion: Some("maxTurns".into())
+        }
+    );
+    assert!(e.to_string().starts_with("agent.yaml:2"), "{e}");
+
+    let e = parse("model: test\ntools: [read_flie]\n");
+    assert!(e.to_string().contains("did you mean `read_file`?"), "{e}");
+
+    let e = parse("model: test\nprompt: \"${NOPE}\"\n");
+    assert_eq!(e.line, Some(2));
+    assert!(matches!(*e.kind, SpecErrorKind::UnsetVariable(_)));
+    assert!(e.to_string().contains("NOPE"), "{e}");
+
+    let e = parse("model: test\nmcpServers:\n  a:\n    command: x\n    approval: sometimes\n");
+    assert!(e.to_string().contains("sometimes"), "{e}");
+    assert!(e.to_string().contains("mcpServers.a"), "{e}");
+}

@@ -271,3 +271,44 @@ async fn bearer_auth_accepts_only_the_token() {
     assert!(!format!("{:?}", lousho::mcp::server::Auth::bearer("t0ken")).contains("t0ken"));
     server.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_run_that_needs_approval_is_an_error_result_naming_the_tool() {
+    #[derive(serde::Deserialize, lousho::JsonSchema)]
+    struct Empty {}
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ran2 = ran.clone();
+    let delete_all = define_tool("delete_all", "Deletes everything", move |_: Empty| {
+        ran2.store(true, std::sync::atomic::Ordering::SeqCst);
+        async { "deleted" }
+    })
+    .needs_approval(true);
+    // The test model calls every tool; delete_all needs approval and there is
+    // no human over MCP, so the run pauses and the call must fail clearly.
+    let agent = Agent::builder()
+        .model("test")
+        .tool(delete_all)
+        .build()
+        .unwrap();
+    let server = serve_mcp(ServeOptions::new(agent).name("ops").http(http()))
+        .await
+        .unwrap();
+    let c = client(&server.url().unwrap()).await;
+    let tools = c.list_all_tools().await.unwrap();
+    // Not exposed directly (no allow_approval_tools), and the agent tool is
+    // not advertised read-only since it can reach a tool that needs approval.
+    assert_eq!(tools.len(), 1);
+    let reply = c
+        .call_tool(
+            CallToolRequestParams::new("ops").with_arguments(object(json!({"message": "go"}))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.is_error, Some(true));
+    let text = serde_json::to_string(&reply.content).unwrap();
+    assert!(text.contains("approval"), "{text}");
+    assert!(text.contains("delete_all"), "{text}");
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+    drop(c);
+    server.close().await.unwrap();
+}

@@ -103,12 +103,28 @@ async fn agent_ready_connects_every_server_in_parallel() {
         .mcp_servers((0..3).map(|i| (format!("s{i}"), slow(i))))
         .build()
         .unwrap();
-    let started = Instant::now();
-    agent.ready().await.unwrap();
-    let took = started.elapsed();
+    // Overlap, not wall time: all three servers must have been spawned while
+    // none has finished starting (each takes 800 ms). Connected one after
+    // the other, the third spawn would only come after two had connected.
+    let ready = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.ready().await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while logged_pids(&log, "serve").len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the three servers were never all spawned"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let connected_when_all_spawned = agent.tools().unwrap().len();
+    assert_eq!(
+        connected_when_all_spawned, 0,
+        "servers connected one after the other"
+    );
+    ready.await.unwrap().unwrap();
     assert_eq!(logged_pids(&log, "serve").len(), 3);
-    // Sequential would be ≥ 2.4 s.
-    assert!(took < Duration::from_millis(2000), "ready took {took:?}");
     let tools = agent.tools().unwrap();
     assert!(tools.contains("s0__echo") && tools.contains("s2__echo"));
     agent.close().await;

@@ -40,6 +40,11 @@ async fn close_stops_the_whole_process_group_grandchildren_included() {
     )
     .await
     .unwrap();
+    // The server starts its grandchild on its own schedule: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while logged_pids(&log, "sleeper").is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     let sleeper = logged_pids(&log, "sleeper");
     assert_eq!(sleeper.len(), 1, "the grandchild started");
     assert!(process_exists(sleeper[0]));

@@ -86,13 +86,10 @@ impl Model for Anthropic {
 
     fn stream(&self, request: &ModelRequest) -> ModelStream {
         let provider = &self.transport.provider;
-        let mut tools = Vec::with_capacity(request.tools.len());
-        for tool in request.tools.iter() {
-            match self.schemas.get(provider, &tool.name, &tool.input_schema) {
-                Ok(schema) => tools.push((tool.name.as_str(), tool.description.as_str(), schema)),
-                Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
-            }
-        }
+        let tools = match self.schemas.tools_for(provider, request) {
+            Ok(tools) => tools,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        };
         let body = body::request_body(&self.model, request, tools, self.max_tokens);
         let prepared = PreparedRequest {
             url: self.url.clone(),

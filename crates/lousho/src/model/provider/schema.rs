@@ -437,6 +437,23 @@ impl SchemaCache {
         }
     }
 
+    /// Every tool of `request` as `(name, description, schema to send)`; the
+    /// first schema that cannot be made acceptable is the error.
+    pub(crate) fn tools_for<'r>(
+        &self,
+        provider: &str,
+        request: &'r crate::model::ModelRequest,
+    ) -> Result<Vec<(&'r str, &'r str, Value)>, crate::model::ModelError> {
+        request
+            .tools
+            .iter()
+            .map(|tool| {
+                let schema = self.get(provider, &tool.name, &tool.input_schema)?;
+                Ok((tool.name.as_str(), tool.description.as_str(), schema))
+            })
+            .collect()
+    }
+
     /// The schema to send for `tool`.
     pub(crate) fn get(
         &self,

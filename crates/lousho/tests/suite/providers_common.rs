@@ -385,24 +385,20 @@ impl tracing::Subscriber for Capture {
 
 #[tokio::test(flavor = "current_thread")]
 async fn schema_changes_are_logged_with_the_tool_and_no_log_carries_the_key() {
-    // tracing caches callsite interest process-wide: when another test's
-    // thread (with no subscriber) registers a callsite at the same moment,
-    // this thread's scoped subscriber can miss a whole run. That race is the
-    // test harness's, not lousho's, so the scenario gets up to three tries;
-    // the assertions below still fail if the log never appears.
-    let mut logs = Vec::new();
-    for _ in 0..3 {
-        logs = capture_one_run().await;
-        if logs
-            .iter()
-            .any(|l| l.contains("normalised the tool's input schema"))
-        {
-            break;
-        }
-    }
+    // A process-wide subscriber (set once, only by this test in this binary):
+    // a scoped `set_default` races with tracing's process-wide callsite
+    // interest cache when other tests run at the same time, so events can be
+    // missed. The global one sees every event of threads without their own
+    // default — this run's included — so lines of other tests may show up
+    // too; the assertions below hold for all of them.
+    let capture = global_capture();
+    run_against_a_401().await;
+    let logs = capture.0.lock().unwrap().clone();
     let schema_log = logs
         .iter()
-        .find(|l| l.contains("normalised the tool's input schema"))
+        .find(|l| {
+            l.contains("normalised the tool's input schema") && l.contains("tool=\"plan_route\"")
+        })
         .unwrap_or_else(|| panic!("no schema log in {logs:#?}"));
     assert!(schema_log.starts_with("DEBUG"), "{schema_log}");
     assert!(schema_log.contains("tool=\"plan_route\""), "{schema_log}");
@@ -419,12 +415,19 @@ async fn schema_changes_are_logged_with_the_tool_and_no_log_carries_the_key() {
     }
 }
 
-async fn capture_one_run() -> Vec<String> {
-    let capture = Capture::default();
-    let _guard = tracing::subscriber::set_default(capture.clone());
-    // Callsites first seen by other tests' threads (no subscriber) cache
-    // "never"; rebuild so this thread's subscriber sees every event.
-    tracing::callsite::rebuild_interest_cache();
+fn global_capture() -> Capture {
+    static GLOBAL: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
+    GLOBAL
+        .get_or_init(|| {
+            let capture = Capture::default();
+            tracing::subscriber::set_global_default(capture.clone())
+                .expect("no other test sets a global subscriber");
+            capture
+        })
+        .clone()
+}
+
+async fn run_against_a_401() {
     let mock = MockProvider::openai()
         .require_api_key("sk-the-right-key")
         .reply(MockReply::text_reply("never"))
@@ -447,6 +450,4 @@ async fn capture_one_run() -> Vec<String> {
         ),
         "{err:?}"
     );
-
-    capture.0.lock().unwrap().clone()
 }

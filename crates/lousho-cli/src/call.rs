@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// Runs the command.
 #[allow(clippy::print_stdout)]
-pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let input: Value = match &args.input {
         None => Value::Object(Default::default()),
@@ -34,6 +34,7 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         &spec,
         ModelChoice::Model(Arc::new(script)),
         Approvals::Terminal,
+        tokens,
     )?;
     if let Some(mcp) = &mcp
         && let Err(e) = load::connect(mcp, true).await

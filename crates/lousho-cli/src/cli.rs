@@ -20,6 +20,16 @@ pub struct Cli {
     /// More logs on stderr (-v: debug for lousho, -vv: everything).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// The OAuth token file (default: $XDG_STATE_HOME/lousho/tokens.json, else
+    /// ~/.local/state/lousho/tokens.json).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "LOUSHO_TOKENS",
+        hide_env_values = true
+    )]
+    pub tokens: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -72,6 +82,29 @@ Examples:
 The result's text goes to stdout. Exit code 1 when the tool returned an error
 or the call was denied.")]
     Call(CallArgs),
+    /// Sign the agent in to an MCP server that has `oauth` (once; the grant is stored).
+    #[command(after_help = "\
+Examples:
+  lousho login agent.yaml docs
+  lousho login agent.yaml docs --no-browser      # print the URL only
+
+The spec's entry needs oauth with a loopback redirect URI, e.g.
+  mcpServers:
+    docs:
+      url: https://mcp.example.com/mcp
+      oauth: {redirectUri: \"http://127.0.0.1:8765/callback\"}
+
+The authorization URL is printed on stderr (and opened in a browser when one
+exists); lousho listens on the redirect URI's port on 127.0.0.1 for the answer
+(for up to 5 minutes), exchanges the code and stores the grant in the token
+file (created 0600), keyed by the server's URL. Runs after that use and
+refresh it; no tokens are ever printed.")]
+    Login(LoginArgs),
+    /// Forget the stored OAuth grant of an MCP server.
+    #[command(after_help = "\
+Example:
+  lousho logout agent.yaml docs")]
+    Logout(LogoutArgs),
 }
 
 /// `lousho mcp`.
@@ -131,4 +164,25 @@ pub struct CallArgs {
     pub tool: String,
     /// The tool's input, a JSON object (default `{}`).
     pub input: Option<String>,
+}
+
+/// `lousho login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The agent spec file (YAML).
+    pub spec: PathBuf,
+    /// The name of the MCP server (a key of the spec's `mcpServers`).
+    pub server: String,
+    /// Do not try to open a browser; only print the URL.
+    #[arg(long)]
+    pub no_browser: bool,
+}
+
+/// `lousho logout`.
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The agent spec file (YAML).
+    pub spec: PathBuf,
+    /// The name of the MCP server (a key of the spec's `mcpServers`).
+    pub server: String,
 }

@@ -47,6 +47,7 @@ pub fn build(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
     approvals: Approvals,
+    tokens: Option<&Path>,
 ) -> anyhow::Result<(Agent, Option<McpClient>)> {
     let mut builder = spec.agent_builder_without_mcp()?;
     builder = match model {
@@ -62,8 +63,12 @@ pub fn build(
         ModelChoice::Named(m) => builder.model(m),
         ModelChoice::Model(m) => builder.model(m),
     };
-    let mcp = (!spec.mcp_servers.is_empty())
-        .then(|| McpClient::new(spec.mcp_servers.clone(), ConnectOptions::default()));
+    let mut options = ConnectOptions::default();
+    if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
+        options = options.tokens(store);
+    }
+    let mcp =
+        (!spec.mcp_servers.is_empty()).then(|| McpClient::new(spec.mcp_servers.clone(), options));
     if let Some(mcp) = &mcp {
         builder = builder.tool_source(Arc::new(mcp.clone()));
     }

@@ -6,13 +6,16 @@
 //! 130 interrupted.
 
 mod approve;
+mod browser;
 mod call;
 mod cli;
 mod exit;
 mod load;
+mod login;
 mod progress;
 mod run;
 mod serve;
+mod tokens;
 mod tools;
 
 use clap::Parser;
@@ -29,12 +32,16 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return exit::report(&anyhow::Error::new(e)),
     };
+    let tokens = cli.tokens;
     let result = runtime.block_on(async move {
+        let tokens = tokens.as_deref();
         match cli.command {
-            Command::Mcp(args) => serve::run(args).await,
-            Command::Run(args) => run::run(args).await,
-            Command::Tools(args) => tools::run(args).await,
-            Command::Call(args) => call::run(args).await,
+            Command::Mcp(args) => serve::run(args, tokens).await,
+            Command::Run(args) => run::run(args, tokens).await,
+            Command::Tools(args) => tools::run(args, tokens).await,
+            Command::Call(args) => call::run(args, tokens).await,
+            Command::Login(args) => login::login(args, tokens).await,
+            Command::Logout(args) => login::logout(args, tokens).await,
         }
     });
     // Stdio children of MCP servers are stopped by `close()`; do not wait

@@ -9,13 +9,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// Runs the command.
-pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: RunArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let model = args
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, model, Approvals::Terminal)?;
+    let (agent, mcp) = load::build(&spec, model, Approvals::Terminal, tokens)?;
     if let Some(mcp) = &mcp
         && let Err(e) = load::connect(mcp, true).await
     {

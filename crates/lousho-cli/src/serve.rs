@@ -9,14 +9,14 @@ use std::process::ExitCode;
 
 /// Runs the command. Over stdio nothing but the protocol reaches stdout.
 #[allow(clippy::print_stderr)]
-pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: McpArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let model = args
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
-    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody)?;
+    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody, tokens)?;
     let name = spec.name.clone().unwrap_or_else(|| {
         spec.path
             .file_stem()

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 /// Runs the command. The model is not needed to list tools, so the offline
 /// test model stands in (no API key is needed).
 #[allow(clippy::print_stdout)]
-pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: ToolsArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
-    let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody)?;
+    let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody, tokens)?;
     if let Some(mcp) = &mcp {
         // A server that fails is reported in the output, not as an error.
         let _ = load::connect(mcp, !args.json).await;

@@ -4,6 +4,7 @@ use std::process::{Command, Output, Stdio};
 pub fn lousho() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lousho"));
     cmd.env_remove("LOUSHO_BIN")
+        .env_remove("LOUSHO_TOKENS")
         .env_remove("LOUSHO_MODEL")
         .env("LOUSHO_LOG", "warn")
         .stdin(Stdio::null());

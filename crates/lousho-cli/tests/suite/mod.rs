@@ -2,6 +2,7 @@ mod bad_spec;
 mod call;
 mod common;
 mod help;
+mod login;
 mod mcp_stdio;
 mod run;
 mod tools;

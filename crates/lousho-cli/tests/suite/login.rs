@@ -1,0 +1,169 @@
+//! `lousho login` / `logout` against a local OAuth-protected MCP server
+//! (authorization server + MCP server on loopback): the operator's browser is
+//! played by a client that follows the authorization server's redirect.
+
+use super::common::{lousho, spec_file, stderr, stdout};
+use lousho_testkit::oauth_fixture::{approve_in_background, free_port, serve_oauth};
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+fn oauth_spec(url: &str) -> (tempfile::TempDir, String) {
+    let port = free_port();
+    spec_file(
+        "agent.yaml",
+        &format!(
+            "model: test\ntools: [day_name]\nmcpServers:\n  docs:\n    url: {url}\n    oauth:\n      redirectUri: http://127.0.0.1:{port}/callback\n"
+        ),
+    )
+}
+
+async fn lousho_output(args: &[&str], tokens: &std::path::Path) -> std::process::Output {
+    let mut cmd = tokio::process::Command::from(lousho());
+    cmd.arg("--tokens").arg(tokens).args(args);
+    cmd.output().await.unwrap()
+}
+
+async fn tools_json(spec: &str, tokens: &std::path::Path) -> Value {
+    let out = lousho_output(&["tools", spec, "--json"], tokens).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_signs_in_once_and_later_runs_use_the_grant_until_logout() {
+    let server = serve_oauth(Duration::from_secs(3600)).await;
+    let (dir, spec) = oauth_spec(&server.url);
+    let tokens = dir.path().join("state/tokens.json");
+
+    // Before sign-in: the server needs auth, the agent's other tools still work.
+    let before = tools_json(&spec, &tokens).await;
+    assert_eq!(
+        before["servers"]["docs"]["status"], "needs-auth",
+        "{before}"
+    );
+    let names: Vec<&str> = before["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["day_name"]);
+
+    // Sign in: the URL is printed on stderr; the "browser" approves it.
+    let mut child = tokio::process::Command::from(lousho())
+        .arg("--tokens")
+        .arg(&tokens)
+        .args(["login", &spec, "docs", "--no-browser"])
+        .env_remove("BROWSER")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let url = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            seen.push(line.clone());
+            if let Some(url) = line.trim().strip_prefix("http") {
+                return format!("http{url}");
+            }
+        }
+        panic!("no authorization URL in {seen:?}");
+    })
+    .await
+    .unwrap();
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    approve_in_background(&url);
+    let mut rest = String::new();
+    let status = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        child.wait().await.unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains("signed in to `docs`"), "{rest}");
+    assert!(rest.contains(&tokens.display().to_string()), "{rest}");
+    assert_eq!(server.log.code_exchanges.load(Ordering::Relaxed), 1);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "token file mode {mode:o}");
+    }
+    let file: Value = serde_json::from_slice(&std::fs::read(&tokens).unwrap()).unwrap();
+    assert!(file.get(&server.url).is_some(), "{file}");
+
+    // The next start uses the grant without signing in again; the token file
+    // can also come from LOUSHO_TOKENS.
+    let out = tokio::process::Command::from(lousho())
+        .env("LOUSHO_TOKENS", &tokens)
+        .args(["call", &spec, "docs__echo", r#"{"text": "signed"}"#])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("signed"), "{}", stdout(&out));
+    let after = tools_json(&spec, &tokens).await;
+    assert_eq!(after["servers"]["docs"]["status"], "connected", "{after}");
+    assert_eq!(server.log.code_exchanges.load(Ordering::Relaxed), 1);
+    assert!(server.log.authorized_mcp_requests.load(Ordering::Relaxed) > 0);
+
+    // No token ever reaches the output.
+    let issued = server.log.issued.lock().unwrap().clone();
+    assert!(!issued.is_empty());
+    for token in &issued {
+        assert!(!rest.contains(token) && !seen.concat().contains(token));
+        assert!(!stderr(&out).contains(token) && !stdout(&out).contains(token));
+    }
+
+    // Logout forgets the grant: the server needs auth again.
+    let out = lousho_output(&["logout", &spec, "docs"], &tokens).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("signed out of `docs`"),
+        "{}",
+        stderr(&out)
+    );
+    let gone = tools_json(&spec, &tokens).await;
+    assert_eq!(gone["servers"]["docs"]["status"], "needs-auth", "{gone}");
+    let out = lousho_output(&["logout", &spec, "docs"], &tokens).await;
+    assert!(
+        stderr(&out).contains("had no stored sign-in"),
+        "{}",
+        stderr(&out)
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_names_the_problem_with_the_server_argument() {
+    let (dir, spec) = spec_file(
+        "agent.yaml",
+        "model: test\nmcpServers:\n  plain:\n    url: http://127.0.0.1:9/mcp\n",
+    );
+    let tokens = dir.path().join("tokens.json");
+    let out = lousho_output(&["login", &spec, "nope"], &tokens).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no MCP server `nope`") && stderr(&out).contains("plain"),
+        "{}",
+        stderr(&out)
+    );
+    let out = lousho_output(&["login", &spec, "plain"], &tokens).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("has no `oauth`") && stderr(&out).contains("redirectUri"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tokens.exists());
+}

@@ -9,7 +9,8 @@
 //! `FIXTURE_STDERR` (write it to stderr on start), `FIXTURE_EXIT_UNLESS`
 //! (exit 1 unless that file exists), `FIXTURE_CANCEL_FILE` (the slow tool
 //! appends `cancelled` there when cancelled), `FIXTURE_GRANDCHILD=1` (spawn a
-//! long-lived grandchild that ignores stdin).
+//! long-lived grandchild that ignores stdin), `FIXTURE_IGNORE_EOF=1` (keep
+//! running for an hour after stdin closes, like a server that ignores EOF).
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -350,6 +351,9 @@ pub async fn run_stdio() {
     let service = Fixture::new().serve(rmcp::transport::stdio_pipes()).await;
     if let Ok(service) = service {
         let _ = service.waiting().await;
+    }
+    if std::env::var("FIXTURE_IGNORE_EOF").is_ok_and(|v| v == "1") {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
     }
 }
 

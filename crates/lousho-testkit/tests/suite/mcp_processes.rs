@@ -112,3 +112,53 @@ async fn dropping_a_client_without_close_still_kills_the_group() {
     assert_eq!(all.len(), 3);
     assert!(settle(&all).await.is_empty(), "processes left after drop");
 }
+
+/// Running (not gone, not a zombie waiting for a reaper that may never come).
+#[cfg(target_os = "linux")]
+fn process_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // `pid (comm) STATE …`: the state follows the last `)`.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X')
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn stdio_servers_die_with_a_lousho_process_killed_by_sigkill() {
+    use std::io::BufRead;
+    let dir = scratch("parent-death");
+    let log = dir.join("spawns");
+    let tag = unique_tag("parent-death");
+    // The server ignores stdin EOF, so only the parent-death signal stops it.
+    let mut parent = std::process::Command::new(env!("CARGO_BIN_EXE_lousho-mcp-parent"))
+        .args([super::fixture::fixture_bin(), "serve", &tag])
+        .env("FIXTURE_SPAWN_LOG", &log)
+        .env("FIXTURE_IGNORE_EOF", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(parent.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("connected "), "{line:?}");
+    let server = logged_pids(&log, "serve");
+    assert_eq!(server.len(), 1, "one server process");
+    assert!(process_running(server[0]));
+
+    parent.kill().unwrap(); // SIGKILL: lousho gets no chance to clean up
+    parent.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while process_running(server[0]) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = process_running(server[0]);
+    if survived {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &server[0].to_string()])
+            .status();
+    }
+    assert!(!survived, "the server outlived its killed parent");
+}

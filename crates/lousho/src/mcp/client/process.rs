@@ -1,6 +1,10 @@
 //! A stdio server's child process: spawned in its own process group with
 //! kill-on-drop; stopped by closing stdin, then SIGTERM to the group, then
 //! SIGKILL, and reaped — grandchildren (the `node` under `npx`) included.
+//! On Linux the server also dies with lousho's process ([`parent_death`]).
+
+#[cfg(target_os = "linux")]
+mod parent_death;
 
 use super::config::{StderrMode, StdioTransport};
 use super::stderr::StderrBuffer;
@@ -49,9 +53,17 @@ impl StdioProcess {
                 Some(StderrBuffer::new(bytes))
             }
         };
-        let mut wrapped = CommandWrap::from(cmd);
-        wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let mut child = wrapped.spawn()?;
+        #[cfg(target_os = "linux")]
+        parent_death::kill_with_parent(&mut cmd);
+        let spawn = move || {
+            let mut wrapped = CommandWrap::from(cmd);
+            wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+            wrapped.spawn()
+        };
+        #[cfg(target_os = "linux")]
+        let mut child = parent_death::on_spawner_thread(spawn)?;
+        #[cfg(not(target_os = "linux"))]
+        let mut child = spawn()?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let (Some(stdout), Some(stdin)) = (child.stdout().take(), child.stdin().take()) else {
             return Err(std::io::Error::other(

@@ -3,6 +3,7 @@ mod call;
 mod common;
 mod help;
 mod login;
+mod mcp_http;
 mod mcp_stdio;
 mod run;
 mod tools;

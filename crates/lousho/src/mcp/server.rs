@@ -65,6 +65,7 @@ pub use options::{
     McpTransport, ServeOptions,
 };
 
+use crate::policy::Decision;
 use crate::tool::{ToolSet, is_valid_tool_name};
 use annotations::{agent_tool_annotations, is_exposed, to_rmcp_annotations, to_rmcp_tool};
 use handler::{LoushoServer, Served};
@@ -102,13 +103,22 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let all_direct = options::direct_tool_set(&tools)?;
     let mut direct = ToolSet::new();
     for tool in all_direct.iter() {
-        if is_exposed(tool.as_ref(), allow_approval_tools) {
+        if is_exposed(
+            &agent.inner.permissions,
+            tool.as_ref(),
+            allow_approval_tools,
+        ) {
             direct.insert(tool.clone())?;
         } else {
-            tracing::warn!(
-                tool = %tool.spec().name,
-                "not exposing a tool that needs approval (set allow_approval_tools to expose it without a human gate)"
-            );
+            let name = &tool.spec().name;
+            if annotations::decision(&agent.inner.permissions, tool.as_ref()) == Decision::Deny {
+                tracing::warn!(tool = %name, "not exposing a tool the agent's permission rules deny");
+            } else {
+                tracing::warn!(
+                    tool = %name,
+                    "not exposing a tool that needs approval (allow it with a permission rule, or set allow_approval_tools to expose it without a human gate)"
+                );
+            }
         }
     }
     if let Some(clash) = direct.get(&tool_name) {
@@ -131,7 +141,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             }
         }
     };
-    let agent_annotations = agent_tool_annotations(reachable.as_ref());
+    let agent_annotations = agent_tool_annotations(&agent.inner.permissions, reachable.as_ref());
     let agent_tool = rmcp::model::Tool::new(
         tool_name,
         description.clone(),
@@ -141,7 +151,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         }),
     )
     .with_annotations(to_rmcp_annotations(&agent_annotations));
-    let direct_listed = direct.iter().map(|t| to_rmcp_tool(t.as_ref())).collect();
+    let direct_listed = direct
+        .iter()
+        .map(|t| to_rmcp_tool(&agent.inner.permissions, t.as_ref()))
+        .collect();
 
     let shutdown = CancellationToken::new();
     let cancels = cancel::CancelRegistry::default();

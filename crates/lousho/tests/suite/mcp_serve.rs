@@ -312,3 +312,44 @@ async fn a_run_that_needs_approval_is_an_error_result_naming_the_tool() {
     drop(c);
     server.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn permission_rules_decide_which_direct_tools_are_exposed_and_how() {
+    use lousho::policy::Permissions;
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoInput {}
+    let rm = define_tool("rm", "Removes", |_: NoInput| async { "removed" }).needs_approval(true);
+    let peek = define_tool("peek", "Peeks", |_: NoInput| async { "peeked" }).read_only();
+    let look = define_tool("look", "Looks", |_: NoInput| async { "looked" }).read_only();
+    let agent = Agent::builder()
+        .model("test")
+        .tool(look.clone())
+        .permissions(Permissions::new().allow("rm").deny("peek").ask("look"))
+        .build()
+        .unwrap();
+    let server = serve_mcp(
+        ServeOptions::new(agent)
+            .name("ops")
+            .tools((rm, peek, look))
+            .http(http()),
+    )
+    .await
+    .unwrap();
+    let c = client(&server.url().unwrap()).await;
+    let tools = c.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    // `rm` needs approval but a rule allows it; `peek` is read-only but denied;
+    // `look` is read-only but a rule makes it ask.
+    assert_eq!(names, ["ops", "rm"], "{names:?}");
+    let reply = c
+        .call_tool(CallToolRequestParams::new("rm").with_arguments(object(json!({}))))
+        .await
+        .unwrap();
+    assert_eq!(reply.content[0].as_text().unwrap().text, "removed");
+    // The agent can reach `look`, which asks: the agent tool is not read-only.
+    let ops = tools.iter().find(|t| t.name == "ops").unwrap();
+    let annotations = ops.annotations.as_ref().unwrap();
+    assert_eq!(annotations.read_only_hint, Some(false));
+    drop(c);
+    server.close().await.unwrap();
+}

@@ -1,31 +1,45 @@
 //! What `tools/list` advertises: which tools are exposed, their annotations,
 //! and how lousho's tool types become rmcp's.
+//!
+//! The agent's permission rules decide first, then each tool's approval
+//! policy ([`crate::policy::tool_decision`]), exactly as for a model's call.
 
+use crate::policy::{CompiledPermissions, Decision, tool_decision};
 use crate::tool::{Tool, ToolAnnotations, ToolSet, ToolSpec};
 use rmcp::model as m;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// Whether a call of `tool` would need a human's approval.
-///
-/// The single place that decides it for serving: when the agent gains
-/// permission rules (`Agent::tool_decision`), switch this function over.
-pub(crate) fn needs_approval(tool: &dyn Tool) -> bool {
-    tool.spec().needs_approval()
+/// What a call of `tool` gets before any input is seen: the agent's
+/// permission rules, then the tool's approval policy.
+pub(crate) fn decision(permissions: &CompiledPermissions, tool: &dyn Tool) -> Decision {
+    let spec = tool.spec();
+    tool_decision(permissions, &spec.name, Some(spec)).decision
 }
 
-/// Whether `tool` is exposed directly: tools that need approval only with
-/// `allow_approval_tools`.
-pub(crate) fn is_exposed(tool: &dyn Tool, allow_approval_tools: bool) -> bool {
-    allow_approval_tools || !needs_approval(tool)
+/// Whether `tool` is exposed directly: `Run` tools; `Ask` tools only with
+/// `allow_approval_tools`; `Deny` tools never.
+pub(crate) fn is_exposed(
+    permissions: &CompiledPermissions,
+    tool: &dyn Tool,
+    allow_approval_tools: bool,
+) -> bool {
+    match decision(permissions, tool) {
+        Decision::Run => true,
+        Decision::Ask => allow_approval_tools,
+        Decision::Deny => false,
+    }
 }
 
-/// The annotations advertised for a tool: needs approval → `readOnlyHint:
-/// false, destructiveHint: true` (other hints kept); otherwise its own hints
-/// verbatim; none set → none sent.
-pub(crate) fn advertised(tool: &dyn Tool) -> Option<ToolAnnotations> {
+/// The annotations advertised for a tool: one that does not simply run
+/// (needs approval) → `readOnlyHint: false, destructiveHint: true` (other
+/// hints kept); otherwise its own hints verbatim; none set → none sent.
+pub(crate) fn advertised(
+    permissions: &CompiledPermissions,
+    tool: &dyn Tool,
+) -> Option<ToolAnnotations> {
     let own = &tool.spec().annotations;
-    if needs_approval(tool) {
+    if decision(permissions, tool) != Decision::Run {
         return Some(own.clone().read_only(false).destructive(true));
     }
     if own.is_empty() {
@@ -35,24 +49,33 @@ pub(crate) fn advertised(tool: &dyn Tool) -> Option<ToolAnnotations> {
     }
 }
 
-/// The agent tool's annotations, from what it can reach: read-only when every
-/// tool the agent can call is advertised read-only (and so needs no approval);
-/// otherwise `readOnlyHint: false`, with `destructiveHint` true when any
-/// reachable tool may be destructive. `reachable: None` means some tools are
-/// unknown (a tool source did not get ready): assume the worst.
-pub(crate) fn agent_tool_annotations(reachable: Option<&ToolSet>) -> ToolAnnotations {
+/// The agent tool's annotations, from what it can reach (tools its rules
+/// deny are out of reach): read-only when every reachable tool is advertised
+/// read-only (and so runs without approval); otherwise `readOnlyHint: false`,
+/// with `destructiveHint` true when any reachable tool may be destructive.
+/// `reachable: None` means some tools are unknown (a tool source did not get
+/// ready): assume the worst.
+pub(crate) fn agent_tool_annotations(
+    permissions: &CompiledPermissions,
+    reachable: Option<&ToolSet>,
+) -> ToolAnnotations {
     let Some(tools) = reachable else {
         return ToolAnnotations::new().read_only(false).destructive(true);
     };
+    let advertised: Vec<Option<ToolAnnotations>> = tools
+        .iter()
+        .filter(|t| decision(permissions, t.as_ref()) != Decision::Deny)
+        .map(|t| advertised(permissions, t.as_ref()))
+        .collect();
     let read_only =
-        |t: &Arc<dyn Tool>| advertised(t.as_ref()).is_some_and(|a| a.read_only == Some(true));
-    if tools.iter().all(read_only) {
+        |a: &Option<ToolAnnotations>| a.as_ref().is_some_and(|a| a.read_only == Some(true));
+    if advertised.iter().all(read_only) {
         return ToolAnnotations::read_only_tool();
     }
-    let destructive = tools
+    let destructive = advertised
         .iter()
-        .filter(|t| !read_only(t))
-        .any(|t| advertised(t.as_ref()).is_none_or(|a| a.is_destructive()));
+        .filter(|a| !read_only(a))
+        .any(|a| a.as_ref().is_none_or(ToolAnnotations::is_destructive));
     ToolAnnotations::new()
         .read_only(false)
         .destructive(destructive)
@@ -70,7 +93,7 @@ pub(crate) fn to_rmcp_annotations(a: &ToolAnnotations) -> m::ToolAnnotations {
 }
 
 /// The `tools/list` entry for a lousho tool.
-pub(crate) fn to_rmcp_tool(tool: &dyn Tool) -> m::Tool {
+pub(crate) fn to_rmcp_tool(permissions: &CompiledPermissions, tool: &dyn Tool) -> m::Tool {
     let spec = tool.spec();
     let mut out = m::Tool::new(
         spec.name.clone(),
@@ -83,7 +106,7 @@ pub(crate) fn to_rmcp_tool(tool: &dyn Tool) -> m::Tool {
     if let Some(Value::Object(schema)) = &spec.output_schema {
         out = out.with_raw_output_schema(Arc::new(schema.clone()));
     }
-    if let Some(a) = advertised(tool) {
+    if let Some(a) = advertised(permissions, tool) {
         out = out.with_annotations(to_rmcp_annotations(&a));
     }
     out
@@ -104,9 +127,14 @@ fn schema_object(spec: &ToolSpec) -> Arc<Map<String, Value>> {
 mod tests {
     use super::*;
     use crate::define_tool;
+    use crate::policy::Permissions;
 
     fn tool(name: &str) -> crate::DefinedTool {
         define_tool(name, "d", |_: Value| async { "x" })
+    }
+
+    fn none() -> CompiledPermissions {
+        Permissions::new().compile().unwrap()
     }
 
     #[test]
@@ -114,7 +142,7 @@ mod tests {
         let t = tool("rm")
             .annotations(ToolAnnotations::read_only_tool().title("Remove"))
             .needs_approval(true);
-        let a = advertised(&t).unwrap();
+        let a = advertised(&none(), &t).unwrap();
         assert_eq!(a.read_only, Some(false));
         assert_eq!(a.destructive, Some(true));
         assert_eq!(a.title.as_deref(), Some("Remove"));
@@ -124,34 +152,76 @@ mod tests {
     fn hints_go_out_verbatim_and_none_means_none() {
         let t = tool("look").annotations(ToolAnnotations::new().idempotent(true));
         assert_eq!(
-            advertised(&t),
+            advertised(&none(), &t),
             Some(ToolAnnotations::new().idempotent(true))
         );
-        assert_eq!(advertised(&tool("plain")), None);
+        assert_eq!(
+            advertised(&none(), &tool("plain").read_only()).map(|a| a.read_only),
+            Some(Some(true))
+        );
+    }
+
+    #[test]
+    fn permission_rules_decide_exposure_and_annotations() {
+        let rules = Permissions::new()
+            .allow("plain")
+            .ask("look")
+            .deny("gone")
+            .compile()
+            .unwrap();
+        // Needs approval by itself; an allow rule exposes it as it is.
+        let plain = tool("plain").needs_approval(true);
+        assert!(!is_exposed(&none(), &plain, false));
+        assert!(is_exposed(&rules, &plain, false));
+        assert_eq!(advertised(&rules, &plain), None);
+        // Read-only, but a rule says ask: hidden, and never advertised read-only.
+        let look = tool("look").read_only();
+        assert!(is_exposed(&none(), &look, false));
+        assert!(!is_exposed(&rules, &look, false));
+        assert!(is_exposed(&rules, &look, true));
+        assert_eq!(advertised(&rules, &look).unwrap().read_only, Some(false));
+        // Denied: never exposed, not even with allow_approval_tools.
+        let gone = tool("gone").read_only();
+        assert!(!is_exposed(&rules, &gone, true));
     }
 
     #[test]
     fn agent_tool_is_read_only_only_when_every_tool_is() {
         let mut set = ToolSet::new();
         assert_eq!(
-            agent_tool_annotations(Some(&set)),
+            agent_tool_annotations(&none(), Some(&set)),
             ToolAnnotations::read_only_tool()
         );
         set.insert(Arc::new(tool("a").read_only())).unwrap();
         assert_eq!(
-            agent_tool_annotations(Some(&set)),
+            agent_tool_annotations(&none(), Some(&set)),
             ToolAnnotations::read_only_tool()
         );
         set.insert(Arc::new(
             tool("b").annotations(ToolAnnotations::new().destructive(false)),
         ))
         .unwrap();
-        let a = agent_tool_annotations(Some(&set));
+        let a = agent_tool_annotations(&none(), Some(&set));
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(false)));
         set.insert(Arc::new(tool("c").needs_approval(true)))
             .unwrap();
-        let a = agent_tool_annotations(Some(&set));
+        let a = agent_tool_annotations(&none(), Some(&set));
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(true)));
-        assert_eq!(agent_tool_annotations(None).read_only, Some(false));
+        assert_eq!(agent_tool_annotations(&none(), None).read_only, Some(false));
+        // Tools the rules deny are out of the agent's reach.
+        let deny_bc = Permissions::new().deny("b").deny("c").compile().unwrap();
+        assert_eq!(
+            agent_tool_annotations(&deny_bc, Some(&set)),
+            ToolAnnotations::read_only_tool()
+        );
+        // A rule that makes a read-only tool ask makes the agent not read-only.
+        let ask_a = Permissions::new()
+            .ask("a")
+            .deny("b")
+            .deny("c")
+            .compile()
+            .unwrap();
+        let a = agent_tool_annotations(&ask_a, Some(&set));
+        assert_eq!((a.read_only, a.destructive), (Some(false), Some(true)));
     }
 }

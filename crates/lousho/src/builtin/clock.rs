@@ -26,6 +26,7 @@ time zone.";
 #[serde(deny_unknown_fields)]
 struct CurrentDateInput {
     /// An IANA time zone name, e.g. `Europe/Paris` or `UTC` (default: the machine's local zone).
+    #[schemars(example = &"UTC")]
     timezone: Option<String>,
 }
 
@@ -33,6 +34,7 @@ struct CurrentDateInput {
 #[serde(deny_unknown_fields)]
 struct DayNameInput {
     /// The date, `YYYY-MM-DD` (default: today).
+    #[schemars(example = "2026-03-14")]
     date: Option<String>,
 }
 

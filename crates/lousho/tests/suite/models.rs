@@ -85,6 +85,21 @@ fn generated_arguments_satisfy_schemas_derived_from_types() {
     let _: Order = serde_json::from_value(args).unwrap();
 }
 
+#[test]
+fn test_model_arguments_prefer_schema_examples_then_defaults() {
+    let schema = json!({"type": "object", "properties": {
+        "zone": {"type": "string", "examples": ["UTC", "Europe/Paris"], "default": "local"},
+        "path": {"type": "string", "default": "."},
+        "name": {"type": "string"},
+        "level": {"enum": ["low", "high"], "examples": ["high"]}
+    }});
+    let args = arguments_for_schema(&schema);
+    assert_eq!(
+        args,
+        json!({"zone": "UTC", "path": ".", "name": "test", "level": "low"})
+    );
+}
+
 #[tokio::test]
 async fn test_model_calls_every_tool_then_reports_their_results() {
     let a = DefinedTool::from_json(

@@ -22,6 +22,7 @@ ignored by .gitignore/.ignore are skipped.";
 #[serde(deny_unknown_fields)]
 struct GlobInput {
     /// The glob, e.g. `**/*.rs`.
+    #[schemars(example = "**/*.md")]
     pattern: String,
     /// The folder to search from, relative to the workspace root (default: the root).
     path: Option<String>,

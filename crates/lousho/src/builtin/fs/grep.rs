@@ -30,6 +30,7 @@ exclude). A note at the end says how many matches there were and whether some we
 #[serde(deny_unknown_fields)]
 struct GrepInput {
     /// The regular expression to search for (one line at a time).
+    #[schemars(example = &"TODO")]
     pattern: String,
     /// A folder or file to search, relative to the workspace root (default: the whole workspace).
     path: Option<String>,

@@ -17,6 +17,7 @@ Use glob to find files deeper down.";
 #[serde(deny_unknown_fields)]
 struct ListDirInput {
     /// The folder to list, relative to the workspace root (default: the root).
+    #[schemars(example = ".")]
     path: Option<String>,
 }
 

@@ -19,12 +19,13 @@ out and which offset to use next. Binary files are refused.";
 #[serde(deny_unknown_fields)]
 struct ReadFileInput {
     /// The file to read, relative to the workspace root.
+    #[schemars(example = "README.md")]
     path: String,
     /// The first line to show, counting from 1 (default 1).
     #[schemars(range(min = 1))]
     offset: Option<u64>,
     /// How many lines to show (default and maximum: 2000).
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1), example = 200)]
     limit: Option<u64>,
 }
 

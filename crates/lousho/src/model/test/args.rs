@@ -3,7 +3,7 @@ use serde_json::{Map, Value, json};
 const MAX_DEPTH: usize = 16;
 
 /// Arguments that satisfy a JSON Schema: every property of objects, the first
-/// `enum`/`const` value, numbers inside their bounds (exclusive ones too, and
+/// `enum`/`const` value, else the first of `examples`, else `default`, numbers inside their bounds (exclusive ones too, and
 /// `multipleOf`), strings of a valid length and common `format`s, arrays with
 /// `minItems` items. `$ref`s into `$defs`/`definitions` are followed.
 ///
@@ -36,6 +36,13 @@ fn generate(schema: &Value, root: &Value, depth: usize) -> Value {
         .and_then(|a| a.first())
     {
         return first.clone();
+    }
+    if let Some(example) = obj
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
+        return example.clone();
     }
     if let Some(d) = obj.get("default") {
         return d.clone();

@@ -1,11 +1,14 @@
 //! MCP client benchmark: lousho's client vs a plain rmcp client vs a raw
-//! client against a bare newline-JSON / bare-HTTP echo (the floor), over
-//! stdio and Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio
-//! servers. Prints a table.
+//! client, all against the same servers — a bare newline-JSON / bare-HTTP
+//! echo that speaks just enough MCP to connect (the floor) — over stdio and
+//! Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio servers.
+//! Prints a table.
 //!
 //! Run: `cargo bench -p lousho-testkit --bench mcp_client`
 //! (`MCP_BENCH_SECS` sets the throughput window, default 5;
-//! `MCP_BENCH_CALLS` the sequential calls, default 2000).
+//! `MCP_BENCH_CALLS` the sequential calls, default 2000;
+//! `MCP_BENCH_SERVER=fixture` points lousho's and rmcp's clients at the rmcp
+//! fixture server instead, to see a real server's share).
 
 #![allow(
     clippy::unwrap_used,
@@ -184,11 +187,20 @@ fn args() -> lousho::mcp::rmcp::model::JsonObject {
     json!({"text": "hi"}).as_object().unwrap().clone()
 }
 
+/// The server mode lousho's and rmcp's clients talk to over stdio.
+fn stdio_mode() -> &'static str {
+    if std::env::var("MCP_BENCH_SERVER").is_ok_and(|s| s == "fixture") {
+        "serve"
+    } else {
+        "floor"
+    }
+}
+
 async fn connect_time(n: usize) -> Duration {
     let mut times = Vec::new();
     for _ in 0..7 {
         let servers: Vec<(String, McpServer)> = (0..n)
-            .map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg("serve")))
+            .map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg(stdio_mode())))
             .collect();
         let t = Instant::now();
         let mcp = connect_mcp(servers, ConnectOptions::default())
@@ -216,7 +228,7 @@ async fn main() {
 
     // ---- stdio ----
     let mcp = connect_mcp(
-        [("fx", McpServer::stdio(BIN).arg("serve"))],
+        [("fx", McpServer::stdio(BIN).arg(stdio_mode()))],
         ConnectOptions::default(),
     )
     .await
@@ -226,7 +238,7 @@ async fn main() {
     mcp.close().await;
 
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
-        c.arg("serve").kill_on_drop(true);
+        c.arg(stdio_mode()).kill_on_drop(true);
     });
     let rmcp_client = Arc::new(
         ().serve(TokioChildProcess::new(cmd).unwrap())
@@ -254,7 +266,13 @@ async fn main() {
     rows.push(measure("stdio", "raw (floor)", call, calls, window).await);
 
     // ---- HTTP (servers in their own processes) ----
-    let (url, _server) = http_child("http").await;
+    let (floor_url, _floor) = http_child("floor-http").await;
+    let (url, _server) = if stdio_mode() == "serve" {
+        let (url, child) = http_child("http").await;
+        (url, Some(child))
+    } else {
+        (floor_url.clone(), None)
+    };
     let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default())
         .await
         .unwrap();
@@ -278,7 +296,6 @@ async fn main() {
     });
     rows.push(measure("http", "plain rmcp", call, calls, window).await);
 
-    let (floor_url, _floor) = http_child("floor-http").await;
     let http = reqwest::Client::new();
     let next = Arc::new(AtomicU64::new(1));
     let call: CallFn = Arc::new(move || {

@@ -357,15 +357,18 @@ pub async fn run_stdio() {
     }
 }
 
-/// A bare HTTP JSON-RPC echo (no MCP): every POST gets a canned tool result
-/// with the request's id. The benchmark's floor. Returns its URL.
+/// The floor over HTTP: every POST answered with
+/// [`floor_answer`](crate::bench::floor_answer) (202 for notifications). The
+/// benchmark's floor. Returns its URL.
 pub async fn serve_floor_http() -> String {
     let app = axum::Router::new().route(
         "/mcp",
         axum::routing::post(|body: axum::body::Bytes| async move {
-            let id = serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.get("id").cloned()).unwrap_or(Value::Null);
-            let reply = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}});
-            ([(axum::http::header::CONTENT_TYPE, "application/json")], reply.to_string())
+            let json = [(axum::http::header::CONTENT_TYPE, "application/json")];
+            match crate::bench::floor_answer(&body) {
+                Some(reply) => (axum::http::StatusCode::OK, json, reply),
+                None => (axum::http::StatusCode::ACCEPTED, json, Vec::new()),
+            }
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,36 +1,11 @@
 //! The no-MCP floor of the serve benchmark: answers each newline-delimited
-//! JSON-RPC request (stdio) or POST (`--http`) with a canned `echo` result
-//! carrying the request's id. What the transport alone costs.
+//! JSON-RPC request (stdio) or POST (`--http`) with
+//! [`floor_answer`](lousho_testkit::bench::floor_answer). What the transport
+//! alone costs.
 
 use axum::body::Bytes;
-use serde_json::Value;
+use lousho_testkit::bench::floor_answer as answer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-
-fn answer(line: &[u8]) -> Option<Vec<u8>> {
-    let v: Value = serde_json::from_slice(line).ok()?;
-    let id = v.get("id")?.clone();
-    let result = match v.get("method").and_then(Value::as_str) {
-        Some("initialize") => serde_json::json!({
-            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-            "serverInfo": {"name": "floor", "version": "0"}
-        }),
-        Some("tools/list") => serde_json::json!({"tools": [{
-            "name": "echo", "description": "Echo", "inputSchema": {"type": "object"}
-        }]}),
-        _ => {
-            let text = v
-                .pointer("/params/arguments/text")
-                .cloned()
-                .unwrap_or(Value::Null);
-            serde_json::json!({"content": [{"type": "text", "text": text}], "isError": false})
-        }
-    };
-    let mut out =
-        serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
-            .ok()?;
-    out.push(b'\n');
-    Some(out)
-}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,8 +13,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let app = axum::Router::new().route(
             "/mcp",
             axum::routing::post(|body: Bytes| async move {
-                let out = answer(&body).unwrap_or_default();
-                ([("content-type", "application/json")], out)
+                match answer(&body) {
+                    Some(out) => (
+                        axum::http::StatusCode::OK,
+                        [("content-type", "application/json")],
+                        out,
+                    ),
+                    None => (
+                        axum::http::StatusCode::ACCEPTED,
+                        [("content-type", "application/json")],
+                        Vec::new(),
+                    ),
+                }
             }),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

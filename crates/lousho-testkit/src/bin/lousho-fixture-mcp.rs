@@ -83,18 +83,16 @@ fn main() {
     }
 }
 
-/// Answers every JSON-RPC request line with a canned result (no MCP).
+/// Answers every JSON-RPC line with [`floor_answer`](lousho_testkit::bench::floor_answer)
+/// (just enough MCP to connect; no state).
 fn floor() {
     let stdin = std::io::stdin();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        let Some(id) = v.get("id") else { continue };
-        let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "hi"}]}});
-        writeln!(out, "{reply}").unwrap();
-        out.flush().unwrap();
+        if let Some(reply) = lousho_testkit::bench::floor_answer(line.as_bytes()) {
+            out.write_all(&reply).unwrap();
+            out.flush().unwrap();
+        }
     }
 }

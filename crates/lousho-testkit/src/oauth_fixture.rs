@@ -7,6 +7,11 @@
 //! The authorization server checks what a real one would: PKCE S256
 //! (`code_verifier` against the stored challenge), the RFC 8707 `resource`
 //! in both requests, the redirect URI, single-use codes and refresh tokens.
+//!
+//! With [`MachineClient`] it also serves the `client_credentials` grant
+//! (SEP-1046) for one pre-registered client, authenticated with
+//! `client_secret_basic` or a `private_key_jwt` assertion (ES256, verified
+//! against [`TEST_EC_PUBLIC_KEY_PEM`]).
 
 use crate::mcp_fixture::Fixture;
 use axum::body::Bytes;
@@ -36,6 +41,45 @@ pub struct AuthLog {
     pub resources: Mutex<Vec<String>>,
     /// Requests to `/mcp` with a live token.
     pub authorized_mcp_requests: AtomicU64,
+    /// `client_credentials` grants that succeeded.
+    pub client_credentials_grants: AtomicU64,
+    /// Why `client_credentials` requests were refused.
+    pub refusals: Mutex<Vec<String>>,
+}
+
+/// A test-only EC P-256 key (PKCS#8 PEM) for `private_key_jwt` tests; it
+/// protects nothing.
+pub const TEST_EC_PRIVATE_KEY_PEM: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgnhuJBq+f9dT0EP9w
+QWHx9pnggJc9gH5l0APV6XzoSW6hRANCAAQhZh5VIs8di3QOU0ei4//KTtTYzWoT
+5Lnaw5Msjp0uK2BHSYEPtVRCwRSH3ydVLQE5yOJcTZxXUCk4l057TCXi
+-----END PRIVATE KEY-----
+";
+
+/// The public half of [`TEST_EC_PRIVATE_KEY_PEM`].
+pub const TEST_EC_PUBLIC_KEY_PEM: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEIWYeVSLPHYt0DlNHouP/yk7U2M1q
+E+S52sOTLI6dLitgR0mBD7VUQsEUh98nVS0BOcjiXE2cV1ApOJdOe0wl4g==
+-----END PUBLIC KEY-----
+";
+
+/// The pre-registered machine client the `client_credentials` grant accepts.
+#[derive(Clone, Debug)]
+pub enum MachineClient {
+    /// `client_secret_basic` with this id and secret.
+    SecretBasic {
+        /// The client id.
+        id: String,
+        /// The client secret.
+        secret: String,
+    },
+    /// `private_key_jwt` (ES256) for this id, verified with this public key.
+    PrivateKeyJwt {
+        /// The client id (`iss` and `sub` of the assertion).
+        id: String,
+        /// The PEM public key.
+        public_key_pem: String,
+    },
 }
 
 #[derive(Default)]
@@ -53,11 +97,18 @@ pub struct OAuthFixture {
     pub log: Arc<AuthLog>,
     /// While true, refresh grants are rejected with `invalid_grant`.
     pub reject_refresh: Arc<AtomicBool>,
+    state: Arc<Mutex<AsState>>,
     shutdown: tokio_util::sync::CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl OAuthFixture {
+    /// Forgets every access token issued so far (the server then answers
+    /// them with 401, as after a revocation).
+    pub fn revoke_access_tokens(&self) {
+        self.state.lock().unwrap().access.clear();
+    }
+
     /// Stops the server.
     pub async fn stop(mut self) {
         self.shutdown.cancel();
@@ -75,6 +126,7 @@ struct Shared {
     state: Arc<Mutex<AsState>>,
     reject_refresh: Arc<AtomicBool>,
     counter: Arc<AtomicU64>,
+    machine: Option<MachineClient>,
 }
 
 impl Shared {
@@ -87,6 +139,66 @@ impl Shared {
         let token = format!("{prefix}-{n}-{nanos:x}");
         self.log.issued.lock().unwrap().push(token.clone());
         token
+    }
+
+    /// An access token without a refresh token (the client_credentials grant).
+    fn issue_access_only(&self) -> Value {
+        let access = self.fresh("secret-cc");
+        self.state
+            .lock()
+            .unwrap()
+            .access
+            .insert(access.clone(), Instant::now() + self.token_lifetime);
+        json!({"access_token": access, "token_type": "Bearer",
+               "expires_in": self.token_lifetime.as_secs()})
+    }
+
+    /// Checks the machine client's authentication; the error is the reason.
+    fn authenticate_machine(
+        &self,
+        headers: &HeaderMap,
+        form: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        use base64::Engine as _;
+        match &self.machine {
+            None => Err("no machine client is registered".into()),
+            Some(MachineClient::SecretBasic { id, secret }) => {
+                let basic = headers
+                    .get(header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.strip_prefix("Basic "))
+                    .ok_or("no Basic authorization header")?;
+                let decoded = base64::engine::general_purpose::STANDARD
+                    .decode(basic)
+                    .map_err(|e| e.to_string())?;
+                let decoded = String::from_utf8_lossy(&decoded).into_owned();
+                if decoded != format!("{id}:{secret}") {
+                    return Err("wrong client id or secret".into());
+                }
+                Ok(())
+            }
+            Some(MachineClient::PrivateKeyJwt { id, public_key_pem }) => {
+                if form.get("client_assertion_type").map(String::as_str)
+                    != Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+                {
+                    return Err("wrong client_assertion_type".into());
+                }
+                if form.contains_key("client_secret") {
+                    return Err("a client_secret next to the assertion".into());
+                }
+                let assertion = form.get("client_assertion").ok_or("no client_assertion")?;
+                let key = jsonwebtoken::DecodingKey::from_ec_pem(public_key_pem.as_bytes())
+                    .map_err(|e| e.to_string())?;
+                let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+                validation.set_audience(&[self.base.as_str()]);
+                validation.set_issuer(&[id.as_str()]);
+                validation.sub = Some(id.clone());
+                validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
+                jsonwebtoken::decode::<Value>(assertion, &key, &validation)
+                    .map(|_| ())
+                    .map_err(|e| format!("assertion rejected: {e}"))
+            }
+        }
     }
 
     fn issue(&self) -> Value {
@@ -125,6 +237,16 @@ fn oauth_error(code: &str) -> Response {
 /// Serves the fixture; access tokens live `token_lifetime` (the token
 /// response says so in `expires_in`).
 pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
+    serve_oauth_with(token_lifetime, None).await
+}
+
+/// Serves the fixture with a pre-registered machine client for the
+/// `client_credentials` grant (advertised in the metadata with its
+/// authentication method; dynamic registration stays available).
+pub async fn serve_oauth_with(
+    token_lifetime: Duration,
+    machine: Option<MachineClient>,
+) -> OAuthFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -139,6 +261,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         state: Arc::default(),
         reject_refresh: Arc::default(),
         counter: Arc::default(),
+        machine,
     };
     let fixture = Fixture::new();
     let svc = StreamableHttpService::new(
@@ -186,7 +309,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         let s = s.clone();
         async move {
             let b = &s.base;
-            axum::Json(json!({
+            let mut metadata = json!({
                 "issuer": b,
                 "authorization_endpoint": format!("{b}/authorize"),
                 "token_endpoint": format!("{b}/token"),
@@ -195,7 +318,21 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
                 "grant_types_supported": ["authorization_code", "refresh_token"],
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"]
-            }))
+            });
+            match &s.machine {
+                Some(MachineClient::SecretBasic { .. }) => {
+                    metadata["grant_types_supported"] = json!(["client_credentials"]);
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_basic"]);
+                }
+                Some(MachineClient::PrivateKeyJwt { .. }) => {
+                    metadata["grant_types_supported"] = json!(["client_credentials"]);
+                    metadata["token_endpoint_auth_methods_supported"] = json!(["private_key_jwt"]);
+                    metadata["token_endpoint_auth_signing_alg_values_supported"] = json!(["ES256"]);
+                }
+                None => {}
+            }
+            axum::Json(metadata)
         }
     };
     let s = shared.clone();
@@ -245,7 +382,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         }
     };
     let s = shared.clone();
-    let token = move |_headers: HeaderMap, body: Bytes| {
+    let token = move |headers: HeaderMap, body: Bytes| {
         let s = s.clone();
         async move {
             let f = pairs(&String::from_utf8_lossy(&body));
@@ -284,6 +421,22 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
                     s.log.refreshes.fetch_add(1, Ordering::Relaxed);
                     axum::Json(s.issue()).into_response()
                 }
+                Some("client_credentials") => match s.authenticate_machine(&headers, &f) {
+                    Ok(()) => {
+                        s.log
+                            .client_credentials_grants
+                            .fetch_add(1, Ordering::Relaxed);
+                        axum::Json(s.issue_access_only()).into_response()
+                    }
+                    Err(why) => {
+                        s.log.refusals.lock().unwrap().push(why);
+                        (
+                            StatusCode::UNAUTHORIZED,
+                            axum::Json(json!({"error": "invalid_client"})),
+                        )
+                            .into_response()
+                    }
+                },
                 _ => oauth_error("unsupported_grant_type"),
             }
         }
@@ -305,6 +458,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         url: format!("{base}/mcp"),
         log: shared.log.clone(),
         reject_refresh: shared.reject_refresh.clone(),
+        state: shared.state.clone(),
         shutdown: ct,
         task: Some(task),
     }

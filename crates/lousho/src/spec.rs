@@ -431,9 +431,17 @@ impl AgentSpec {
 }
 
 /// Stdio servers start in the spec's folder; relative `cwd` and relative
-/// commands with a `/` resolve from it.
+/// commands with a `/` resolve from it, as does an `oauth.privateKeyFile`.
 fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
     for server in servers.values_mut() {
+        if let Some(key) = server
+            .oauth
+            .as_mut()
+            .and_then(|o| o.private_key_file.as_mut())
+            .filter(|k| k.is_relative())
+        {
+            *key = join_clean(dir, key);
+        }
         if let McpTransport::Stdio(stdio) = &mut server.transport {
             stdio.cwd = Some(match stdio.cwd.take() {
                 Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),

@@ -159,9 +159,44 @@ struct ToolFilterEntry {
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OAuthEntry {
+    /// `authorization_code` (default: an operator signs in once with `lousho
+    /// login`) or `client_credentials` (machine to machine: no sign-in).
+    grant: Option<GrantKind>,
+    /// authorization_code: where the authorization server sends the browser
+    /// back (a loopback URL with a port for `lousho login`).
     redirect_uri: Option<String>,
+    /// A pre-registered client id (required for client_credentials).
     client_id: Option<String>,
+    /// Scopes to request (default: what the server asks for).
     scopes: Option<Vec<String>>,
+    /// The pre-registered client's secret.
+    client_secret: Option<String>,
+    /// authorization_code: an HTTPS client ID metadata document URL.
+    client_metadata_url: Option<String>,
+    /// client_credentials with private_key_jwt: the private key (PEM).
+    private_key_pem: Option<String>,
+    /// client_credentials with private_key_jwt: a PEM key file (relative to this file).
+    private_key_file: Option<String>,
+    /// How the private_key_jwt assertion is signed (default ES256).
+    signing_algorithm: Option<SigningAlgorithmKind>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum GrantKind {
+    AuthorizationCode,
+    ClientCredentials,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+enum SigningAlgorithmKind {
+    ES256,
+    ES384,
+    RS256,
+    RS384,
+    RS512,
 }
 
 /// `permissions: { rules: [...] }`.

@@ -6,8 +6,9 @@
 
 use super::error::OAuthError;
 use super::flow::{self, Authorizer};
+use super::machine::ClientCredentials;
 use super::store::TokenStore;
-use crate::mcp::client::config::OAuthSettings;
+use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
 use rmcp::transport::auth::AuthClient;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -32,6 +33,8 @@ pub(crate) struct OAuthLink {
     authorizer: Option<Arc<dyn Authorizer>>,
     client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
     authorizations: AtomicU32,
+    /// `grant: client_credentials`: fetches tokens itself.
+    machine: Option<Arc<ClientCredentials>>,
 }
 
 impl OAuthLink {
@@ -41,6 +44,13 @@ impl OAuthLink {
         store: Option<Arc<dyn TokenStore>>,
         authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Self {
+        let machine =
+            match (&settings.grant, &store) {
+                (OAuthGrant::ClientCredentials, Some(store)) => Some(Arc::new(
+                    ClientCredentials::new(url.clone(), settings.clone(), store.clone()),
+                )),
+                _ => None,
+            };
         Self {
             url,
             settings,
@@ -48,6 +58,7 @@ impl OAuthLink {
             authorizer,
             client: tokio::sync::Mutex::new(None),
             authorizations: AtomicU32::new(0),
+            machine,
         }
     }
 
@@ -69,6 +80,18 @@ impl OAuthLink {
                 message,
             })
         })?;
+        self.settings
+            .check()
+            .map_err(|e| LinkError::Failed(OAuthError::InvalidSettings(e)))?;
+        if let Some(machine) = &self.machine {
+            let manager = machine
+                .transport_manager()
+                .await
+                .map_err(LinkError::Failed)?;
+            let client = AuthClient::new(http, manager);
+            *slot = Some(client.clone());
+            return Ok(client);
+        }
         let mut manager = flow::manager(&self.url, store)
             .await
             .map_err(LinkError::Failed)?;
@@ -87,6 +110,11 @@ impl OAuthLink {
     /// an authorizer is available and the attempts are not used up. True when
     /// the request should be retried.
     pub(crate) async fn answer_challenge(&self, challenge: &str) -> Result<bool, OAuthError> {
+        if let Some(machine) = &self.machine {
+            return self
+                .answer_with_client_credentials(machine, challenge)
+                .await;
+        }
         let (Some(authorizer), Some(store)) = (&self.authorizer, &self.store) else {
             return Ok(false);
         };
@@ -128,6 +156,47 @@ impl OAuthLink {
             }
         }
         Ok(true)
+    }
+
+    /// `client_credentials`: a rejected token is replaced by a new one (at
+    /// most [`MAX_AUTHORIZATIONS`] times per connect); more scope cannot be
+    /// granted by a new fetch, so that is a settings error.
+    async fn answer_with_client_credentials(
+        &self,
+        machine: &ClientCredentials,
+        challenge: &str,
+    ) -> Result<bool, OAuthError> {
+        if flow::is_insufficient_scope(challenge, &self.url) {
+            let base = reqwest::Url::parse(&self.url).ok();
+            let wanted = base
+                .and_then(|b| {
+                    rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &b).scope
+                })
+                .unwrap_or_default();
+            return Err(OAuthError::InvalidSettings(format!(
+                "the server needs more scope (`{wanted}`) than the client_credentials token has; add it to `oauth.scopes`"
+            )));
+        }
+        if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
+            return self.give_up();
+        }
+        machine.ensure_token(true).await?;
+        Ok(true)
+    }
+
+    /// The attempts are used up: `Ok(false)` (the status becomes
+    /// `NeedsAuth`) when an operator can help by signing in again; an error
+    /// for `client_credentials`, where no sign-in would.
+    pub(crate) fn give_up(&self) -> Result<bool, OAuthError> {
+        if self.machine.is_none() {
+            return Ok(false);
+        }
+        Err(OAuthError::SignIn {
+            server_url: self.url.clone(),
+            message: format!(
+                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens from the client_credentials grant; check that the client may use this server"
+            ),
+        })
     }
 
     /// Forgets the in-memory client (after the grant proved unusable), so the

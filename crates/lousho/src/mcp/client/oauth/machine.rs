@@ -1,0 +1,249 @@
+//! The `client_credentials` grant (machine to machine, SEP-1046): no
+//! operator and no sign-in. The connection discovers the authorization server
+//! (as for a sign-in), authenticates as the client (`client_secret_basic` /
+//! `client_secret_post` with `clientSecret`, or a `private_key_jwt` assertion
+//! signed with the configured key) and keeps the token in the token store.
+//!
+//! The transport's credential store is [`MachineCredentials`]: every read
+//! first makes sure a token with some life left is stored, fetching a new one
+//! when it is missing or about to expire. A token the server rejects (401)
+//! is replaced by a fresh fetch through
+//! [`OAuthLink::answer_challenge`](super::link::OAuthLink::answer_challenge).
+//! Tokens from this grant are never refreshed with a refresh token: fetching
+//! anew is what the grant is for.
+
+use super::error::OAuthError;
+use super::flow::{self, sign_in_error};
+use super::store::{ServerCredentials, StoredToken, TokenStore};
+use super::token_request::{ClientAuth, TokenRequest, request_token};
+use crate::mcp::client::config::OAuthSettings;
+use async_trait::async_trait;
+use oauth2::TokenResponse as _;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore, StoredCredentials,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A token with less life left than this is replaced before it is used
+/// (half its lifetime for short-lived tokens).
+const REFETCH_MARGIN: Duration = Duration::from_secs(60);
+
+/// Fetches tokens for one server with the `client_credentials` grant.
+pub(crate) struct ClientCredentials {
+    url: String,
+    settings: OAuthSettings,
+    store: Arc<dyn TokenStore>,
+    /// The discovered authorization server's metadata; one fetch at a time.
+    fetcher: tokio::sync::Mutex<Option<AuthorizationMetadata>>,
+}
+
+impl ClientCredentials {
+    pub(crate) fn new(url: String, settings: OAuthSettings, store: Arc<dyn TokenStore>) -> Self {
+        Self {
+            url,
+            settings,
+            store,
+            fetcher: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn client_id(&self) -> &str {
+        self.settings.client_id.as_deref().unwrap_or_default()
+    }
+
+    /// Makes sure the store holds a token with life left (`force`: a new one
+    /// whatever is stored) and returns the authorization server's metadata.
+    pub(crate) async fn ensure_token(
+        &self,
+        force: bool,
+    ) -> Result<AuthorizationMetadata, OAuthError> {
+        let mut fetcher = self.fetcher.lock().await;
+        if let (false, Some(metadata)) = (force, fetcher.as_ref())
+            && self.stored_is_fresh().await?
+        {
+            return Ok(metadata.clone());
+        }
+        // Discovered once per connection; after a failed request, again (the
+        // authorization server may have moved).
+        let metadata = match fetcher.take() {
+            Some(metadata) => metadata,
+            None => self.discover().await?,
+        };
+        let token = self.fetch(&metadata).await?;
+        let scopes = token
+            .scopes()
+            .map(|s| s.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_else(|| self.settings.scopes.clone());
+        let stored = StoredCredentials::new(
+            self.client_id().to_owned(),
+            Some(token),
+            scopes,
+            Some(now_secs()),
+        )
+        .with_issuer(metadata.issuer.clone());
+        self.store.save(&self.url, StoredToken(stored)).await?;
+        tracing::debug!(url = %self.url, "fetched an access token with the client_credentials grant");
+        *fetcher = Some(metadata.clone());
+        Ok(metadata)
+    }
+
+    /// One `client_credentials` token request.
+    async fn fetch(
+        &self,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<rmcp::transport::auth::OAuthTokenResponse, OAuthError> {
+        let key = match (
+            &self.settings.private_key_pem,
+            &self.settings.private_key_file,
+        ) {
+            (Some(pem), _) => Some(pem.clone().into_bytes()),
+            (None, Some(path)) => Some(tokio::fs::read(path).await.map_err(|e| {
+                OAuthError::InvalidSettings(format!(
+                    "cannot read `privateKeyFile` {}: {e}",
+                    path.display()
+                ))
+            })?),
+            (None, None) => None,
+        };
+        let auth = match (&self.settings.client_secret, &key) {
+            (Some(secret), _) => ClientAuth::Secret(secret),
+            (None, Some(pem)) => ClientAuth::PrivateKeyJwt {
+                pem,
+                algorithm: self.settings.signing_algorithm.unwrap_or_default(),
+            },
+            (None, None) => {
+                return Err(OAuthError::InvalidSettings(
+                    "`grant: client_credentials` needs `clientSecret`, `privateKeyPem` or `privateKeyFile`".into(),
+                ));
+            }
+        };
+        let mut params = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            // RFC 8707: the token is for this server.
+            ("resource", self.url.clone()),
+        ];
+        if !self.settings.scopes.is_empty() {
+            params.push(("scope", self.settings.scopes.join(" ")));
+        }
+        let request = TokenRequest {
+            client_id: self.client_id(),
+            auth,
+            params,
+        };
+        request_token(&self.url, metadata, request)
+            .await
+            .map_err(|message| OAuthError::SignIn {
+                server_url: self.url.clone(),
+                message,
+            })
+    }
+
+    /// Whether the stored token is ours and has more than the margin left.
+    async fn stored_is_fresh(&self) -> Result<bool, OAuthError> {
+        let Some(stored) = self.store.load(&self.url).await? else {
+            return Ok(false);
+        };
+        Ok(stored.0.client_id == self.client_id() && has_life_left(&stored.0))
+    }
+
+    /// Finds the authorization server: the server's challenge, protected
+    /// resource metadata, then authorization-server metadata (rmcp's
+    /// discovery, with its issuer and resource checks).
+    async fn discover(&self) -> Result<AuthorizationMetadata, OAuthError> {
+        let store: Arc<dyn TokenStore> = self.store.clone();
+        let manager = flow::manager(&self.url, &store).await?;
+        let challenge = flow::probe_challenge(&self.url).await;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge.as_deref())
+            .await
+            .map_err(|e| sign_in_error(&self.url, &e))?;
+        Ok(resolution.metadata)
+    }
+
+    /// The manager the transport's `AuthClient` uses: it reads tokens
+    /// through [`MachineCredentials`] (which fetches them) and never
+    /// refreshes (stored tokens are handed out without refresh tokens).
+    pub(crate) async fn transport_manager(
+        self: &Arc<Self>,
+    ) -> Result<AuthorizationManager, OAuthError> {
+        let metadata = self.ensure_token(false).await?;
+        let mut manager = AuthorizationManager::new(self.url.as_str())
+            .await
+            .map_err(|e| sign_in_error(&self.url, &e))?;
+        manager.set_credential_store(MachineCredentials { cc: self.clone() });
+        manager.set_metadata(metadata);
+        // A configured client, so a rejected token reads as "authorization
+        // required" (no refresh token) rather than as an internal error.
+        manager
+            .configure_client_id(self.client_id())
+            .map_err(|e| sign_in_error(&self.url, &e))?;
+        Ok(manager)
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// Whether a stored token exists and has more than the margin left (tokens
+/// without an expiry count as fresh until the server rejects them).
+fn has_life_left(stored: &StoredCredentials) -> bool {
+    let Some(token) = &stored.token_response else {
+        return false;
+    };
+    let (Some(lifetime), Some(received)) = (token.expires_in(), stored.token_received_at) else {
+        return true;
+    };
+    let now = now_secs();
+    let left = lifetime
+        .as_secs()
+        .saturating_sub(now.saturating_sub(received));
+    left > REFETCH_MARGIN.as_secs().min(lifetime.as_secs() / 2)
+}
+
+/// The credential store of a `client_credentials` connection: reads make
+/// sure a fresh token is stored first.
+struct MachineCredentials {
+    cc: Arc<ClientCredentials>,
+}
+
+fn store_error(e: OAuthError) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+#[async_trait]
+impl CredentialStore for MachineCredentials {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.cc.ensure_token(false).await.map_err(store_error)?;
+        let inner = ServerCredentials {
+            store: self.cc.store.clone(),
+            url: self.cc.url.clone(),
+        };
+        Ok(inner.load().await?.map(|mut stored| {
+            if let Some(token) = stored.token_response.as_mut() {
+                token.set_refresh_token(None);
+            }
+            stored
+        }))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.cc
+            .store
+            .save(&self.cc.url, StoredToken(credentials))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.cc
+            .store
+            .remove(&self.cc.url)
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+}

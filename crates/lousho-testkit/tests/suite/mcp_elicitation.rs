@@ -9,7 +9,7 @@ use lousho::mcp::{ConnectOptions, McpClient, McpServer, connect_mcp};
 use lousho::tool::ToolContext;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Content, ElicitRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
     ErrorData, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -71,7 +71,11 @@ impl ServerHandler for Asker {
         } else {
             json!({"declared": false})
         };
-        Ok(CallToolResult::success(vec![Content::text(report.to_string())]).into())
+        let result: CallToolResult = serde_json::from_value(
+            json!({"content": [{"type": "text", "text": report.to_string()}]}),
+        )
+        .unwrap();
+        Ok(result.into())
     }
 }
 

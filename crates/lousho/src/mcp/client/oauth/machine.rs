@@ -59,17 +59,16 @@ impl ClientCredentials {
         force: bool,
     ) -> Result<AuthorizationMetadata, OAuthError> {
         let mut fetcher = self.fetcher.lock().await;
-        if let (false, Some(metadata)) = (force, fetcher.as_ref())
-            && self.stored_is_fresh().await?
-        {
-            return Ok(metadata.clone());
-        }
         // Discovered once per connection; after a failed request, again (the
         // authorization server may have moved).
         let metadata = match fetcher.take() {
             Some(metadata) => metadata,
             None => self.discover().await?,
         };
+        if !force && self.stored_is_fresh().await? {
+            *fetcher = Some(metadata.clone());
+            return Ok(metadata);
+        }
         let token = self.fetch(&metadata).await?;
         let scopes = token
             .scopes()

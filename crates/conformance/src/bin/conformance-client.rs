@@ -6,13 +6,14 @@
 //! uses only lousho's public API: `connect_mcp` with an OAuth entry, a token
 //! store and an authorizer that plays the user agent (the suite's
 //! authorization endpoint redirects straight back with a code), or a
-//! `client_credentials` entry for the SEP-1046 scenarios; elicitation
+//! `client_credentials` entry for the SEP-1046 scenarios and an
+//! `enterprise_managed` one for SEP-990 cross-app access; elicitation
 //! requests are accepted with the schema's defaults. Exits 0 on success, 1 on
 //! failure, within its own 20 s deadline.
 
 use async_trait::async_trait;
 use lousho::mcp::client::{
-    ElicitationRequest, ElicitationResponse, OAuthSettings, SigningAlgorithm,
+    ElicitationRequest, ElicitationResponse, IdpSettings, OAuthSettings, SigningAlgorithm,
 };
 use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
 use lousho::mcp::{ConnectOptions, McpServer, ServerStatus, connect_mcp};
@@ -82,6 +83,24 @@ async fn run(url: String, scenario: String, context: Value) -> Result<(), String
             let algorithm: SigningAlgorithm = serde_json::from_value(json!(algorithm))
                 .map_err(|e| format!("signing_algorithm: {e}"))?;
             settings = settings.signing_algorithm(algorithm);
+        }
+        entry = entry.oauth(settings);
+        options = options.tokens(Arc::new(MemoryTokenStore::new()));
+    } else if scenario == "auth/cross-app-access-complete-flow" {
+        // Enterprise-managed authorization (SEP-990): the user's ID token from
+        // the IdP becomes a token for the server, without a browser.
+        let mut idp = IdpSettings::new(
+            text("idp_issuer").unwrap_or_default(),
+            text("idp_client_id").unwrap_or_default(),
+        )
+        .id_token(text("idp_id_token").unwrap_or_default());
+        if let Some(endpoint) = text("idp_token_endpoint") {
+            idp = idp.token_endpoint(endpoint);
+        }
+        let mut settings =
+            OAuthSettings::enterprise_managed(text("client_id").unwrap_or_default(), idp);
+        if let Some(secret) = text("client_secret") {
+            settings = settings.client_secret(secret);
         }
         entry = entry.oauth(settings);
         options = options.tokens(Arc::new(MemoryTokenStore::new()));

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 mod oauth;
 
-pub use oauth::{OAuthGrant, OAuthSettings, SigningAlgorithm};
+pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
 
 /// How long a server gets to start and answer the handshake (first `npx` /
 /// `uvx` runs download packages).

@@ -8,10 +8,11 @@
 //! are left out and the agent keeps working. Tokens never appear in logs,
 //! errors or `Debug` output.
 //!
-//! Machine-to-machine entries (`grant: client_credentials`, SEP-1046) need no
-//! operator: the connection fetches its token with the client's secret or a
-//! `private_key_jwt` assertion, keeps it in the store, and fetches a new one
-//! before it expires or when the server rejects it.
+//! Machine-to-machine entries (`grant: client_credentials`, SEP-1046) and
+//! enterprise-managed ones (`grant: enterprise_managed`, SEP-990: the user's
+//! ID token from the company's identity provider) need no operator: the
+//! connection fetches its token itself, keeps it in the store, and fetches a
+//! new one before it expires or when the server rejects it.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,6 +30,7 @@
 //! # let _ = mcp; Ok(()) }
 //! ```
 
+mod enterprise;
 mod error;
 mod flow;
 mod glue;
@@ -59,8 +61,8 @@ use std::sync::Arc;
 /// [`LOGIN_TIMEOUT`]) for the browser's redirect with the code, and exchanges
 /// it (PKCE S256, RFC 8707 `resource`). It prints nothing itself.
 ///
-/// For `grant: client_credentials` there is nobody to send anywhere: it
-/// fetches a token with the client's credentials (which proves they work),
+/// For `grant: client_credentials` and `enterprise_managed` there is nobody
+/// to send anywhere: it fetches a token (which proves the credentials work),
 /// stores it and never calls `on_authorize_url`.
 pub async fn login<F>(
     server: &McpServer,
@@ -72,8 +74,8 @@ where
 {
     let authorizer = {
         let (_, settings) = flow::oauth_entry(server)?;
-        if settings.grant == OAuthGrant::ClientCredentials {
-            return fetch_client_credentials(server, store).await;
+        if settings.grant != OAuthGrant::AuthorizationCode {
+            return fetch_without_operator(server, store).await;
         }
         loopback::LoopbackAuthorizer::bind(
             flow::redirect_uri(settings)?,
@@ -86,16 +88,16 @@ where
 }
 
 /// Signs in to `server` through any [`Authorizer`] (what [`login`] does with
-/// its loopback listener) and returns the stored grant (for
-/// `grant: client_credentials`: fetches and stores a token, as [`login`]).
+/// its loopback listener) and returns the stored grant (for the grants
+/// without an operator: fetches and stores a token, as [`login`]).
 pub async fn sign_in(
     server: &McpServer,
     store: Arc<dyn TokenStore>,
     authorizer: &dyn Authorizer,
 ) -> Result<StoredToken, OAuthError> {
     let (http, settings) = flow::oauth_entry(server)?;
-    if settings.grant == OAuthGrant::ClientCredentials {
-        return fetch_client_credentials(server, store).await;
+    if settings.grant != OAuthGrant::AuthorizationCode {
+        return fetch_without_operator(server, store).await;
     }
     let challenge = flow::probe_challenge(&http.url).await;
     flow::authorize(
@@ -115,14 +117,14 @@ pub async fn sign_in(
         })
 }
 
-/// `grant: client_credentials`: fetches a token now (proving the client's
-/// credentials work) and stores it.
-async fn fetch_client_credentials(
+/// `client_credentials` / `enterprise_managed`: fetches a token now
+/// (proving the credentials work) and stores it.
+async fn fetch_without_operator(
     server: &McpServer,
     store: Arc<dyn TokenStore>,
 ) -> Result<StoredToken, OAuthError> {
     let (http, settings) = flow::oauth_entry(server)?;
-    machine::ClientCredentials::new(http.url.clone(), settings.clone(), store.clone())
+    machine::MachineGrant::new(http.url.clone(), settings.clone(), store.clone())
         .ensure_token(true)
         .await?;
     store

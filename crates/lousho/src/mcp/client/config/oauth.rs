@@ -7,7 +7,11 @@
 //! - `client_credentials` (machine to machine, SEP-1046): the connection
 //!   fetches its own token with `clientId` and either `clientSecret`
 //!   (`client_secret_basic`/`client_secret_post`) or a private key
-//!   (`privateKeyPem` or `privateKeyFile`, `private_key_jwt`).
+//!   (`privateKeyPem` or `privateKeyFile`, `private_key_jwt`);
+//! - `enterprise_managed` (cross-app access, SEP-990): the user's ID token
+//!   from the enterprise identity provider (`idp`) is exchanged there for an
+//!   identity assertion grant, which the MCP server's authorization server
+//!   turns into a token for `clientId`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -26,6 +30,11 @@ pub enum OAuthGrant {
     /// operator, no sign-in (SEP-1046).
     #[serde(alias = "clientCredentials")]
     ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token from
+    /// the identity provider in [`OAuthSettings::idp`] becomes a token for
+    /// this server; no browser, no consent screen.
+    #[serde(alias = "enterpriseManaged")]
+    EnterpriseManaged,
 }
 
 impl OAuthGrant {
@@ -49,6 +58,88 @@ pub enum SigningAlgorithm {
     RS384,
     /// RSASSA-PKCS1-v1_5 with SHA-512 (an RSA key).
     RS512,
+}
+
+/// The enterprise identity provider of `grant: enterprise_managed`
+/// (`oauth.idp`).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[non_exhaustive]
+pub struct IdpSettings {
+    /// The identity provider's issuer URL (its OpenID configuration is read
+    /// from there unless `tokenEndpoint` is set).
+    pub issuer: String,
+    /// Its token endpoint (default: from its OpenID configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// The client id registered at the identity provider.
+    pub client_id: String,
+    /// That client's secret (`client_secret_basic`); none for a public client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The user's ID token (from the enterprise sign-in); never logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+    /// A file holding the user's ID token, read at every exchange (so a
+    /// sign-in helper can keep it fresh; relative to a spec file's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_file: Option<PathBuf>,
+}
+
+impl IdpSettings {
+    /// An identity provider at `issuer` where this app is `client_id`; add
+    /// the user's ID token with [`id_token`](Self::id_token) or
+    /// [`id_token_file`](Self::id_token_file).
+    pub fn new(issuer: impl Into<String>, client_id: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The token endpoint (instead of reading the OpenID configuration).
+    #[must_use]
+    pub fn token_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.token_endpoint = Some(url.into());
+        self
+    }
+
+    /// The IdP client's secret.
+    #[must_use]
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
+
+    /// The user's ID token.
+    #[must_use]
+    pub fn id_token(mut self, token: impl Into<String>) -> Self {
+        self.id_token = Some(token.into());
+        self
+    }
+
+    /// A file with the user's ID token (read at every exchange).
+    #[must_use]
+    pub fn id_token_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.id_token_file = Some(path.into());
+        self
+    }
+}
+
+// Debug never shows the secret or the ID token.
+impl fmt::Debug for IdpSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redacted = |set: bool| set.then_some("[redacted]");
+        f.debug_struct("IdpSettings")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &redacted(self.client_secret.is_some()))
+            .field("id_token", &redacted(self.id_token.is_some()))
+            .field("id_token_file", &self.id_token_file)
+            .finish()
+    }
 }
 
 /// OAuth settings of an HTTP entry.
@@ -110,6 +201,9 @@ pub struct OAuthSettings {
     /// How the client assertion is signed (default `ES256`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_algorithm: Option<SigningAlgorithm>,
+    /// `enterprise_managed`: the identity provider and the user's ID token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpSettings>,
 }
 
 impl OAuthSettings {
@@ -130,6 +224,19 @@ impl OAuthSettings {
         Self {
             grant: OAuthGrant::ClientCredentials,
             client_id: Some(client_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Enterprise-managed authorization (SEP-990): `client_id` is this
+    /// app's client at the MCP server's authorization server (add its
+    /// [`client_secret`](Self::client_secret) or a private key), `idp` the
+    /// identity provider with the user's ID token.
+    pub fn enterprise_managed(client_id: impl Into<String>, idp: IdpSettings) -> Self {
+        Self {
+            grant: OAuthGrant::EnterpriseManaged,
+            client_id: Some(client_id.into()),
+            idp: Some(idp),
             ..Self::default()
         }
     }
@@ -190,58 +297,79 @@ impl OAuthSettings {
 
     /// Checks that the keys fit the grant; the message names the key to fix.
     pub(crate) fn check(&self) -> Result<(), String> {
-        let has_key = self.private_key_pem.is_some() || self.private_key_file.is_some();
-        match self.grant {
+        let grant_name = match self.grant {
             OAuthGrant::AuthorizationCode => {
                 for (key, set) in [
                     ("privateKeyPem", self.private_key_pem.is_some()),
                     ("privateKeyFile", self.private_key_file.is_some()),
                     ("signingAlgorithm", self.signing_algorithm.is_some()),
+                    ("idp", self.idp.is_some()),
                 ] {
                     if set {
                         return Err(format!(
-                            "`{key}` is for `grant: client_credentials`; add that grant or remove the key"
+                            "`{key}` is for `grant: client_credentials` or `enterprise_managed`; add the grant or remove the key"
                         ));
                     }
                 }
-                Ok(())
+                return Ok(());
             }
-            OAuthGrant::ClientCredentials => {
-                if self.client_id.as_deref().is_none_or(str::is_empty) {
-                    return Err(
-                        "`grant: client_credentials` needs `clientId` (the client registered with the authorization server)".into(),
-                    );
-                }
-                for (key, set) in [
-                    ("redirectUri", self.redirect_uri.is_some()),
-                    ("clientMetadataUrl", self.client_metadata_url.is_some()),
-                ] {
-                    if set {
-                        return Err(format!(
-                            "`{key}` is for the operator sign-in; `grant: client_credentials` has no browser step, remove it"
-                        ));
-                    }
-                }
-                match (
-                    self.client_secret.is_some(),
-                    self.private_key_pem.is_some(),
-                    self.private_key_file.is_some(),
-                ) {
-                    (true, false, false) | (false, true, false) | (false, false, true) => {}
-                    (false, false, false) => {
-                        return Err("`grant: client_credentials` needs `clientSecret`, `privateKeyPem` or `privateKeyFile`".into());
-                    }
-                    _ => {
-                        return Err("`grant: client_credentials` takes one of `clientSecret`, `privateKeyPem` and `privateKeyFile`, not several".into());
-                    }
-                }
-                if self.signing_algorithm.is_some() && !has_key {
-                    return Err(
-                        "`signingAlgorithm` needs `privateKeyPem` or `privateKeyFile`".into(),
-                    );
-                }
-                Ok(())
+            OAuthGrant::ClientCredentials => "client_credentials",
+            OAuthGrant::EnterpriseManaged => "enterprise_managed",
+        };
+        if self.client_id.as_deref().is_none_or(str::is_empty) {
+            return Err(format!(
+                "`grant: {grant_name}` needs `clientId` (the client registered with the MCP server's authorization server)"
+            ));
+        }
+        for (key, set) in [
+            ("redirectUri", self.redirect_uri.is_some()),
+            ("clientMetadataUrl", self.client_metadata_url.is_some()),
+        ] {
+            if set {
+                return Err(format!(
+                    "`{key}` is for the operator sign-in; `grant: {grant_name}` has no browser step, remove it"
+                ));
             }
+        }
+        let credentials = [
+            self.client_secret.is_some(),
+            self.private_key_pem.is_some(),
+            self.private_key_file.is_some(),
+        ]
+        .iter()
+        .filter(|set| **set)
+        .count();
+        if credentials > 1 {
+            return Err(format!(
+                "`grant: {grant_name}` takes one of `clientSecret`, `privateKeyPem` and `privateKeyFile`, not several"
+            ));
+        }
+        if self.signing_algorithm.is_some()
+            && self.private_key_pem.is_none()
+            && self.private_key_file.is_none()
+        {
+            return Err("`signingAlgorithm` needs `privateKeyPem` or `privateKeyFile`".into());
+        }
+        match (self.grant, &self.idp) {
+            (OAuthGrant::ClientCredentials, Some(_)) => {
+                Err("`idp` is for `grant: enterprise_managed`; remove it".into())
+            }
+            (OAuthGrant::ClientCredentials, None) if credentials == 0 => Err(
+                "`grant: client_credentials` needs `clientSecret`, `privateKeyPem` or `privateKeyFile`".into(),
+            ),
+            (OAuthGrant::EnterpriseManaged, None) => Err(
+                "`grant: enterprise_managed` needs `idp: { issuer, clientId, idToken | idTokenFile }`".into(),
+            ),
+            (OAuthGrant::EnterpriseManaged, Some(idp)) => {
+                if idp.issuer.is_empty() || idp.client_id.is_empty() {
+                    return Err("`idp` needs `issuer` and `clientId`".into());
+                }
+                match (&idp.id_token, &idp.id_token_file) {
+                    (Some(_), None) | (None, Some(_)) => Ok(()),
+                    _ => Err("`idp` needs one of `idToken` and `idTokenFile`".into()),
+                }
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -260,6 +388,7 @@ impl fmt::Debug for OAuthSettings {
             .field("private_key_pem", &redacted(self.private_key_pem.is_some()))
             .field("private_key_file", &self.private_key_file)
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp)
             .finish()
     }
 }
@@ -305,10 +434,41 @@ mod tests {
                 "is for `grant: client_credentials`",
             ),
             (r#"{"grant":"password"}"#, "unknown variant"),
+            (
+                r#"{"grant":"enterprise_managed","clientId":"b","clientSecret":"x"}"#,
+                "needs `idp",
+            ),
+            (
+                r#"{"grant":"enterprise_managed","clientId":"b","idp":{"issuer":"https://idp","clientId":"i"}}"#,
+                "one of `idToken` and `idTokenFile`",
+            ),
         ] {
             let err = parse(json).unwrap_err();
             assert!(err.contains(hint), "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn enterprise_managed_keys_parse() {
+        let s = parse(
+            r#"{"grant":"enterprise_managed","clientId":"app","clientSecret":"x",
+                "idp":{"issuer":"https://idp.example.com","clientId":"idp-app","idTokenFile":"id.jwt"}}"#,
+        )
+        .unwrap();
+        assert_eq!(s.grant, OAuthGrant::EnterpriseManaged);
+        let shown = format!(
+            "{:?}",
+            OAuthSettings::enterprise_managed(
+                "app",
+                IdpSettings::new("https://idp", "i")
+                    .id_token("eyJ-very-secret")
+                    .client_secret("idp-secret"),
+            )
+        );
+        assert!(
+            !shown.contains("very-secret") && !shown.contains("idp-secret"),
+            "{shown}"
+        );
     }
 
     #[test]

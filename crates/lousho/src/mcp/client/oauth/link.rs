@@ -6,7 +6,7 @@
 
 use super::error::OAuthError;
 use super::flow::{self, Authorizer};
-use super::machine::ClientCredentials;
+use super::machine::MachineGrant;
 use super::store::TokenStore;
 use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
 use rmcp::transport::auth::AuthClient;
@@ -33,8 +33,8 @@ pub(crate) struct OAuthLink {
     authorizer: Option<Arc<dyn Authorizer>>,
     client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
     authorizations: AtomicU32,
-    /// `grant: client_credentials`: fetches tokens itself.
-    machine: Option<Arc<ClientCredentials>>,
+    /// `client_credentials` / `enterprise_managed`: fetches tokens itself.
+    machine: Option<Arc<MachineGrant>>,
 }
 
 impl OAuthLink {
@@ -44,13 +44,14 @@ impl OAuthLink {
         store: Option<Arc<dyn TokenStore>>,
         authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Self {
-        let machine =
-            match (&settings.grant, &store) {
-                (OAuthGrant::ClientCredentials, Some(store)) => Some(Arc::new(
-                    ClientCredentials::new(url.clone(), settings.clone(), store.clone()),
-                )),
-                _ => None,
-            };
+        let machine = match (settings.grant, &store) {
+            (OAuthGrant::AuthorizationCode, _) | (_, None) => None,
+            (_, Some(store)) => Some(Arc::new(MachineGrant::new(
+                url.clone(),
+                settings.clone(),
+                store.clone(),
+            ))),
+        };
         Self {
             url,
             settings,
@@ -158,12 +159,12 @@ impl OAuthLink {
         Ok(true)
     }
 
-    /// `client_credentials`: a rejected token is replaced by a new one (at
+    /// `client_credentials` / `enterprise_managed`: a rejected token is replaced by a new one (at
     /// most [`MAX_AUTHORIZATIONS`] times per connect); more scope cannot be
     /// granted by a new fetch, so that is a settings error.
     async fn answer_with_client_credentials(
         &self,
-        machine: &ClientCredentials,
+        machine: &MachineGrant,
         challenge: &str,
     ) -> Result<bool, OAuthError> {
         if flow::is_insufficient_scope(challenge, &self.url) {
@@ -174,7 +175,7 @@ impl OAuthLink {
                 })
                 .unwrap_or_default();
             return Err(OAuthError::InvalidSettings(format!(
-                "the server needs more scope (`{wanted}`) than the client_credentials token has; add it to `oauth.scopes`"
+                "the server needs more scope (`{wanted}`) than the token has; add it to `oauth.scopes`"
             )));
         }
         if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
@@ -186,7 +187,7 @@ impl OAuthLink {
 
     /// The attempts are used up: `Ok(false)` (the status becomes
     /// `NeedsAuth`) when an operator can help by signing in again; an error
-    /// for `client_credentials`, where no sign-in would.
+    /// for the grants without an operator, where no sign-in would.
     pub(crate) fn give_up(&self) -> Result<bool, OAuthError> {
         if self.machine.is_none() {
             return Ok(false);
@@ -194,7 +195,7 @@ impl OAuthLink {
         Err(OAuthError::SignIn {
             server_url: self.url.clone(),
             message: format!(
-                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens from the client_credentials grant; check that the client may use this server"
+                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens; check that the client may use this server"
             ),
         })
     }

@@ -16,7 +16,7 @@ use super::error::OAuthError;
 use super::flow::{self, sign_in_error};
 use super::store::{ServerCredentials, StoredToken, TokenStore};
 use super::token_request::{ClientAuth, TokenRequest, request_token};
-use crate::mcp::client::config::OAuthSettings;
+use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
 use async_trait::async_trait;
 use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{
@@ -29,8 +29,9 @@ use std::time::Duration;
 /// (half its lifetime for short-lived tokens).
 const REFETCH_MARGIN: Duration = Duration::from_secs(60);
 
-/// Fetches tokens for one server with the `client_credentials` grant.
-pub(crate) struct ClientCredentials {
+/// Fetches tokens for one server without an operator: the
+/// `client_credentials` grant, or enterprise-managed authorization.
+pub(crate) struct MachineGrant {
     url: String,
     settings: OAuthSettings,
     store: Arc<dyn TokenStore>,
@@ -38,7 +39,7 @@ pub(crate) struct ClientCredentials {
     fetcher: tokio::sync::Mutex<Option<AuthorizationMetadata>>,
 }
 
-impl ClientCredentials {
+impl MachineGrant {
     pub(crate) fn new(url: String, settings: OAuthSettings, store: Arc<dyn TokenStore>) -> Self {
         Self {
             url,
@@ -82,16 +83,19 @@ impl ClientCredentials {
         )
         .with_issuer(metadata.issuer.clone());
         self.store.save(&self.url, StoredToken(stored)).await?;
-        tracing::debug!(url = %self.url, "fetched an access token with the client_credentials grant");
+        tracing::debug!(url = %self.url, grant = ?self.settings.grant, "fetched an access token without an operator");
         *fetcher = Some(metadata.clone());
         Ok(metadata)
     }
 
-    /// One `client_credentials` token request.
+    /// One token: the grant's request(s).
     async fn fetch(
         &self,
         metadata: &AuthorizationMetadata,
     ) -> Result<rmcp::transport::auth::OAuthTokenResponse, OAuthError> {
+        if self.settings.grant == OAuthGrant::EnterpriseManaged {
+            return super::enterprise::exchange(&self.url, metadata, &self.settings).await;
+        }
         let key = match (
             &self.settings.private_key_pem,
             &self.settings.private_key_file,
@@ -207,7 +211,7 @@ fn has_life_left(stored: &StoredCredentials) -> bool {
 /// The credential store of a `client_credentials` connection: reads make
 /// sure a fresh token is stored first.
 struct MachineCredentials {
-    cc: Arc<ClientCredentials>,
+    cc: Arc<MachineGrant>,
 }
 
 fn store_error(e: OAuthError) -> AuthError {

@@ -64,7 +64,7 @@ fn check_endpoint(token_endpoint: &str, server_url: &str) -> Result<reqwest::Url
 /// Which secret method to use: `client_secret_basic` unless the server
 /// lists methods without it but with `client_secret_post` (RFC 8414: basic
 /// is the default).
-fn use_basic(metadata: &AuthorizationMetadata) -> Result<bool, String> {
+pub(crate) fn use_basic(metadata: &AuthorizationMetadata) -> Result<bool, String> {
     let Some(methods) = metadata
         .additional_fields
         .get("token_endpoint_auth_methods_supported")
@@ -94,7 +94,7 @@ fn now_secs() -> u64 {
 
 /// A signed RFC 7523 client assertion: `iss` = `sub` = the client id, `aud`
 /// = the authorization server's issuer (else its token endpoint).
-fn assertion(
+pub(crate) fn assertion(
     client_id: &str,
     audience: &str,
     pem: &[u8],

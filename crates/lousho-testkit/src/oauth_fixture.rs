@@ -11,7 +11,10 @@
 //! With [`MachineClient`] it also serves the `client_credentials` grant
 //! (SEP-1046) for one pre-registered client, authenticated with
 //! `client_secret_basic` or a `private_key_jwt` assertion (ES256, verified
-//! against [`TEST_EC_PUBLIC_KEY_PEM`]).
+//! against [`TEST_EC_PUBLIC_KEY_PEM`]), or enterprise-managed authorization
+//! (SEP-990): an identity provider at `<base>/idp` exchanges one user's ID
+//! token for an ID-JAG (signed with the test key), which `/token` redeems
+//! with the JWT-bearer grant.
 
 use crate::mcp_fixture::Fixture;
 use axum::body::Bytes;
@@ -43,9 +46,18 @@ pub struct AuthLog {
     pub authorized_mcp_requests: AtomicU64,
     /// `client_credentials` grants that succeeded.
     pub client_credentials_grants: AtomicU64,
-    /// Why `client_credentials` requests were refused.
+    /// Why `client_credentials` / enterprise requests were refused.
     pub refusals: Mutex<Vec<String>>,
+    /// Token exchanges at the identity provider that issued an ID-JAG.
+    pub token_exchanges: AtomicU64,
+    /// JWT-bearer grants that issued an access token.
+    pub jwt_bearer_grants: AtomicU64,
 }
+
+/// The fixture identity provider's client id for the app.
+pub const IDP_CLIENT_ID: &str = "idp-app";
+/// That client's secret (`client_secret_basic` at the identity provider).
+pub const IDP_CLIENT_SECRET: &str = "idp-secret-value";
 
 /// A test-only EC P-256 key (PKCS#8 PEM) for `private_key_jwt` tests; it
 /// protects nothing.
@@ -79,6 +91,18 @@ pub enum MachineClient {
         id: String,
         /// The PEM public key.
         public_key_pem: String,
+    },
+    /// Enterprise-managed: the identity provider at `<base>/idp` accepts
+    /// `id_token` (from [`IDP_CLIENT_ID`] with [`IDP_CLIENT_SECRET`]);
+    /// `/token` redeems ID-JAGs for client `id` authenticated with `secret`
+    /// (`client_secret_basic`).
+    Enterprise {
+        /// The app's client id at the MCP server's authorization server.
+        id: String,
+        /// Its secret.
+        secret: String,
+        /// The one ID token the identity provider accepts.
+        id_token: String,
     },
 }
 
@@ -162,7 +186,10 @@ impl Shared {
         use base64::Engine as _;
         match &self.machine {
             None => Err("no machine client is registered".into()),
-            Some(MachineClient::SecretBasic { id, secret }) => {
+            Some(
+                MachineClient::SecretBasic { id, secret }
+                | MachineClient::Enterprise { id, secret, .. },
+            ) => {
                 let basic = headers
                     .get(header::AUTHORIZATION)
                     .and_then(|v| v.to_str().ok())
@@ -197,6 +224,107 @@ impl Shared {
                 jsonwebtoken::decode::<Value>(assertion, &key, &validation)
                     .map(|_| ())
                     .map_err(|e| format!("assertion rejected: {e}"))
+            }
+        }
+    }
+
+    /// The identity provider's token exchange: the user's ID token for an
+    /// ID-JAG bound to this authorization server and the MCP resource.
+    fn exchange_id_token(&self, headers: &HeaderMap, form: &BTreeMap<String, String>) -> Response {
+        use base64::Engine as _;
+        let Some(MachineClient::Enterprise { id, id_token, .. }) = &self.machine else {
+            return oauth_error("unsupported_grant_type");
+        };
+        let refuse = |why: &str| {
+            self.log.refusals.lock().unwrap().push(why.to_owned());
+            oauth_error("invalid_grant")
+        };
+        let expected_basic = base64::engine::general_purpose::STANDARD
+            .encode(format!("{IDP_CLIENT_ID}:{IDP_CLIENT_SECRET}"));
+        if headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            != Some(format!("Basic {expected_basic}").as_str())
+        {
+            return refuse("idp: wrong client authentication");
+        }
+        let get = |k: &str| form.get(k).map(String::as_str);
+        if get("grant_type") != Some("urn:ietf:params:oauth:grant-type:token-exchange")
+            || get("requested_token_type") != Some("urn:ietf:params:oauth:token-type:id-jag")
+            || get("subject_token_type") != Some("urn:ietf:params:oauth:token-type:id_token")
+        {
+            return refuse("idp: not an ID-JAG token exchange");
+        }
+        if get("subject_token") != Some(id_token.as_str()) {
+            return refuse("idp: unknown ID token");
+        }
+        let resource = format!("{}/mcp", self.base);
+        if get("audience") != Some(self.base.as_str()) || get("resource") != Some(resource.as_str())
+        {
+            return refuse("idp: wrong audience or resource");
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let mut jwt_header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        jwt_header.typ = Some("oauth-id-jag+jwt".into());
+        let claims = json!({"iss": format!("{}/idp", self.base), "sub": "alice", "aud": self.base,
+            "client_id": id, "resource": resource, "jti": self.fresh("jti"), "iat": now, "exp": now + 300});
+        let key =
+            jsonwebtoken::EncodingKey::from_ec_pem(TEST_EC_PRIVATE_KEY_PEM.as_bytes()).unwrap();
+        let jag = jsonwebtoken::encode(&jwt_header, &claims, &key).unwrap();
+        self.log.issued.lock().unwrap().push(jag.clone());
+        self.log.token_exchanges.fetch_add(1, Ordering::Relaxed);
+        axum::Json(
+            json!({"access_token": jag, "token_type": "N_A", "expires_in": 300,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}),
+        )
+        .into_response()
+    }
+
+    /// The JWT-bearer grant: a valid ID-JAG for the authenticated client.
+    fn redeem_id_jag(&self, headers: &HeaderMap, form: &BTreeMap<String, String>) -> Response {
+        let Some(MachineClient::Enterprise { id, .. }) = &self.machine else {
+            return oauth_error("unsupported_grant_type");
+        };
+        if let Err(why) = self.authenticate_machine(headers, form) {
+            self.log.refusals.lock().unwrap().push(why);
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({"error": "invalid_client"})),
+            )
+                .into_response();
+        }
+        let key =
+            jsonwebtoken::DecodingKey::from_ec_pem(TEST_EC_PUBLIC_KEY_PEM.as_bytes()).unwrap();
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+        validation.set_audience(&[self.base.as_str()]);
+        validation.set_issuer(&[format!("{}/idp", self.base)]);
+        match jsonwebtoken::decode::<Value>(
+            form.get("assertion").map_or("", |v| v),
+            &key,
+            &validation,
+        ) {
+            Ok(jag) if jag.claims["client_id"] == json!(id) => {
+                self.log.jwt_bearer_grants.fetch_add(1, Ordering::Relaxed);
+                axum::Json(self.issue_access_only()).into_response()
+            }
+            Ok(_) => {
+                self.log
+                    .refusals
+                    .lock()
+                    .unwrap()
+                    .push("as: ID-JAG for another client".into());
+                oauth_error("invalid_grant")
+            }
+            Err(e) => {
+                self.log
+                    .refusals
+                    .lock()
+                    .unwrap()
+                    .push(format!("as: ID-JAG rejected: {e}"));
+                oauth_error("invalid_grant")
             }
         }
     }
@@ -325,6 +453,12 @@ pub async fn serve_oauth_with(
                     metadata["token_endpoint_auth_methods_supported"] =
                         json!(["client_secret_basic"]);
                 }
+                Some(MachineClient::Enterprise { .. }) => {
+                    metadata["grant_types_supported"] =
+                        json!(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_basic"]);
+                }
                 Some(MachineClient::PrivateKeyJwt { .. }) => {
                     metadata["grant_types_supported"] = json!(["client_credentials"]);
                     metadata["token_endpoint_auth_methods_supported"] = json!(["private_key_jwt"]);
@@ -386,6 +520,12 @@ pub async fn serve_oauth_with(
         let s = s.clone();
         async move {
             let f = pairs(&String::from_utf8_lossy(&body));
+            if f.get("grant_type").map(String::as_str)
+                == Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+            {
+                // The ID-JAG carries the resource; nothing else is sent.
+                return s.redeem_id_jag(&headers, &f);
+            }
             s.log
                 .resources
                 .lock()
@@ -441,7 +581,26 @@ pub async fn serve_oauth_with(
             }
         }
     };
+    let s = shared.clone();
+    let idp_config = move || {
+        let s = s.clone();
+        async move {
+            let idp = format!("{}/idp", s.base);
+            axum::Json(
+                json!({"issuer": idp, "token_endpoint": format!("{idp}/token"),
+                "authorization_endpoint": format!("{idp}/authorize"),
+                "grant_types_supported": ["urn:ietf:params:oauth:grant-type:token-exchange"]}),
+            )
+        }
+    };
+    let s = shared.clone();
+    let idp_token = move |headers: HeaderMap, body: Bytes| {
+        let s = s.clone();
+        async move { s.exchange_id_token(&headers, &pairs(&String::from_utf8_lossy(&body))) }
+    };
     let app = axum::Router::new()
+        .route("/idp/.well-known/openid-configuration", get(idp_config))
+        .route("/idp/token", post(idp_token))
         .route("/.well-known/oauth-protected-resource/mcp", get(prm))
         .route("/.well-known/oauth-authorization-server", get(asm))
         .route("/register", post(register))

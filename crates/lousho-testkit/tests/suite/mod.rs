@@ -7,6 +7,7 @@ mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_oauth;
+mod mcp_oauth_enterprise;
 mod mcp_oauth_machine;
 mod mcp_processes;
 mod mcp_tools;

@@ -160,12 +160,13 @@ struct ToolFilterEntry {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OAuthEntry {
     /// `authorization_code` (default: an operator signs in once with `lousho
-    /// login`) or `client_credentials` (machine to machine: no sign-in).
+    /// login`), `client_credentials` (machine to machine: no sign-in) or
+    /// `enterprise_managed` (the user's ID token from the company's IdP).
     grant: Option<GrantKind>,
     /// authorization_code: where the authorization server sends the browser
     /// back (a loopback URL with a port for `lousho login`).
     redirect_uri: Option<String>,
-    /// A pre-registered client id (required for client_credentials).
+    /// A pre-registered client id (required for client_credentials and enterprise_managed).
     client_id: Option<String>,
     /// Scopes to request (default: what the server asks for).
     scopes: Option<Vec<String>>,
@@ -179,6 +180,26 @@ struct OAuthEntry {
     private_key_file: Option<String>,
     /// How the private_key_jwt assertion is signed (default ES256).
     signing_algorithm: Option<SigningAlgorithmKind>,
+    /// enterprise_managed: the enterprise identity provider and the user's ID token.
+    idp: Option<IdpEntry>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IdpEntry {
+    /// The identity provider's issuer URL.
+    issuer: String,
+    /// Its token endpoint (default: from its OpenID configuration).
+    token_endpoint: Option<String>,
+    /// This app's client id at the identity provider.
+    client_id: String,
+    /// That client's secret.
+    client_secret: Option<String>,
+    /// The user's ID token (e.g. `${ID_TOKEN}`).
+    id_token: Option<String>,
+    /// A file with the user's ID token, read at every exchange (relative to this file).
+    id_token_file: Option<String>,
 }
 
 #[allow(dead_code)]
@@ -187,6 +208,7 @@ struct OAuthEntry {
 enum GrantKind {
     AuthorizationCode,
     ClientCredentials,
+    EnterpriseManaged,
 }
 
 #[allow(dead_code)]

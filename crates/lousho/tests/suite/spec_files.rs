@@ -198,6 +198,32 @@ fn oauth_keys_are_in_the_schema_and_a_key_file_resolves_from_the_spec() {
             assert!(props.contains_key(key), "schema lacks `oauth.{key}`");
         }
     }
+    let idp = lousho::mcp::client::IdpSettings::new("https://idp.example.com", "app")
+        .token_endpoint("https://idp.example.com/token")
+        .client_secret("s")
+        .id_token_file("id.jwt");
+    let json = serde_json::to_value(&idp).unwrap();
+    let idp_props = schema["$defs"]["IdpEntry"]["properties"]
+        .as_object()
+        .unwrap();
+    for key in json.as_object().unwrap().keys() {
+        assert!(
+            idp_props.contains_key(key),
+            "schema lacks `oauth.idp.{key}`"
+        );
+    }
+    let spec = SpecLoader::new()
+        .without_env()
+        .parse(
+            "model: test\nmcpServers:\n  corp:\n    url: https://mcp.example.com/mcp\n    oauth:\n      grant: enterprise_managed\n      clientId: app\n      clientSecret: s\n      idp: { issuer: https://idp.example.com, clientId: idp-app, idTokenFile: sso/id-token }\n",
+            dir.path().join("agent.yaml"),
+        )
+        .unwrap();
+    let idp = spec.mcp_servers["corp"].oauth.clone().unwrap().idp.unwrap();
+    assert_eq!(
+        idp.id_token_file.as_deref(),
+        Some(dir.path().join("sso/id-token").as_path())
+    );
     let bad = SpecLoader::new().without_env().parse(
         "model: test\nmcpServers:\n  r:\n    url: https://mcp.example.com/mcp\n    oauth: { grant: client_credentials, clientId: b }\n",
         dir.path().join("agent.yaml"),

@@ -151,12 +151,11 @@ async fn the_handler_sees_the_request_and_its_defaults_are_sent_back() {
         json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active",
                "verified": true, "email": "jd@example.com"})
     );
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].server, "people");
     assert_eq!(seen[0].message, "Who are you?");
     assert_eq!(seen[0].requested_schema["properties"]["age"]["default"], 30);
-    drop(seen);
     mcp.close().await;
     stop.cancel();
 }

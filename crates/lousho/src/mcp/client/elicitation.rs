@@ -5,18 +5,6 @@
 //! [`ElicitationHandler`] is set with
 //! [`ConnectOptions::elicitation`](super::ConnectOptions::elicitation);
 //! without one, servers are told nothing and may not ask.
-//!
-//! ```
-//! use lousho::mcp::ConnectOptions;
-//! use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
-//! // Accept every request with the schema's defaults (what a headless agent
-//! // that trusts its servers might do); a UI would show `request.message`
-//! // and a form built from `request.requested_schema`.
-//! let options = ConnectOptions::default().elicitation(|request: ElicitationRequest| async move {
-//!     ElicitationResponse::Accept(request.defaults())
-//! });
-//! # let _ = options;
-//! ```
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -71,6 +59,18 @@ pub enum ElicitationResponse {
 /// Any `Fn(ElicitationRequest) -> impl Future<Output = ElicitationResponse>`
 /// closure is one. The call waits for the answer, so the tool call that
 /// caused it waits too (its `callTimeoutMs` still applies).
+///
+/// ```
+/// use lousho::mcp::ConnectOptions;
+/// use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
+/// // Accept every request with the schema's defaults (what a headless agent
+/// // that trusts its servers might do); a UI would show `request.message`
+/// // and a form built from `request.requested_schema`.
+/// let options = ConnectOptions::default().elicitation(|request: ElicitationRequest| async move {
+///     ElicitationResponse::Accept(request.defaults())
+/// });
+/// # let _ = options;
+/// ```
 #[async_trait]
 pub trait ElicitationHandler: Send + Sync + 'static {
     /// Asks the user and returns their answer.

@@ -301,3 +301,26 @@ async fn secrets_keys_and_tokens_never_reach_debug_errors_or_logs() {
     mcp.close().await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn credentials_are_not_sent_to_a_server_that_publishes_no_oauth_metadata() {
+    // A plain MCP server: no protected-resource or authorization-server
+    // metadata, so the only token endpoint would be a guessed `/token`.
+    let open = lousho_testkit::mcp_fixture::serve_http(false).await;
+    let entry = McpServer::http(&open.url)
+        .oauth(OAuthSettings::client_credentials("report-bot").client_secret(SECRET));
+    let err = connect_mcp(
+        [("m2m", entry)],
+        ConnectOptions::default().tokens(Arc::new(MemoryTokenStore::new())),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("publishes no OAuth metadata"), "{text}");
+    let seen = open.seen_headers.lock().unwrap().clone();
+    assert!(
+        seen.iter().all(|h| !h.contains_key("authorization")),
+        "no credentials reached the server: {seen:?}"
+    );
+    open.stop().await;
+}

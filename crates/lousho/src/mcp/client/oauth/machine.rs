@@ -1,16 +1,18 @@
-//! The `client_credentials` grant (machine to machine, SEP-1046): no
-//! operator and no sign-in. The connection discovers the authorization server
-//! (as for a sign-in), authenticates as the client (`client_secret_basic` /
-//! `client_secret_post` with `clientSecret`, or a `private_key_jwt` assertion
-//! signed with the configured key) and keeps the token in the token store.
+//! The grants without an operator: `client_credentials` (machine to
+//! machine, SEP-1046) and `enterprise_managed` (SEP-990, see
+//! [`enterprise`](super::enterprise)). The connection discovers the
+//! authorization server (as for a sign-in), gets a token itself
+//! (`client_secret_basic` / `client_secret_post` with `clientSecret`, or a
+//! `private_key_jwt` assertion signed with the configured key) and keeps it
+//! in the token store.
 //!
 //! The transport's credential store is [`MachineCredentials`]: every read
 //! first makes sure a token with some life left is stored, fetching a new one
 //! when it is missing or about to expire. A token the server rejects (401)
 //! is replaced by a fresh fetch through
 //! [`OAuthLink::answer_challenge`](super::link::OAuthLink::answer_challenge).
-//! Tokens from this grant are never refreshed with a refresh token: fetching
-//! anew is what the grant is for.
+//! These tokens are never refreshed with a refresh token: fetching anew is
+//! what the grants are for.
 
 use super::error::OAuthError;
 use super::flow::{self, sign_in_error};
@@ -161,6 +163,14 @@ impl MachineGrant {
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
             .map_err(|e| sign_in_error(&self.url, &e))?;
+        // The 2025-03-26 fallback guesses `/token` on the server's origin;
+        // long-lived client credentials are not sent to a guessed endpoint.
+        if !resolution.source.is_discovered() {
+            return Err(OAuthError::SignIn {
+                server_url: self.url.clone(),
+                message: "the server publishes no OAuth metadata (protected-resource or authorization-server); client credentials are only sent to a discovered token endpoint".into(),
+            });
+        }
         Ok(resolution.metadata)
     }
 
@@ -174,7 +184,9 @@ impl MachineGrant {
         let mut manager = AuthorizationManager::new(self.url.as_str())
             .await
             .map_err(|e| sign_in_error(&self.url, &e))?;
-        manager.set_credential_store(MachineCredentials { cc: self.clone() });
+        manager.set_credential_store(MachineCredentials {
+            grant: self.clone(),
+        });
         manager.set_metadata(metadata);
         // A configured client, so a rejected token reads as "authorization
         // required" (no refresh token) rather than as an internal error.
@@ -208,10 +220,10 @@ fn has_life_left(stored: &StoredCredentials) -> bool {
     left > REFETCH_MARGIN.as_secs().min(lifetime.as_secs() / 2)
 }
 
-/// The credential store of a `client_credentials` connection: reads make
+/// The credential store of a connection without an operator: reads make
 /// sure a fresh token is stored first.
 struct MachineCredentials {
-    cc: Arc<MachineGrant>,
+    grant: Arc<MachineGrant>,
 }
 
 fn store_error(e: OAuthError) -> AuthError {
@@ -221,10 +233,10 @@ fn store_error(e: OAuthError) -> AuthError {
 #[async_trait]
 impl CredentialStore for MachineCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.cc.ensure_token(false).await.map_err(store_error)?;
+        self.grant.ensure_token(false).await.map_err(store_error)?;
         let inner = ServerCredentials {
-            store: self.cc.store.clone(),
-            url: self.cc.url.clone(),
+            store: self.grant.store.clone(),
+            url: self.grant.url.clone(),
         };
         Ok(inner.load().await?.map(|mut stored| {
             if let Some(token) = stored.token_response.as_mut() {
@@ -235,17 +247,17 @@ impl CredentialStore for MachineCredentials {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.cc
+        self.grant
             .store
-            .save(&self.cc.url, StoredToken(credentials))
+            .save(&self.grant.url, StoredToken(credentials))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.cc
+        self.grant
             .store
-            .remove(&self.cc.url)
+            .remove(&self.grant.url)
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }

@@ -181,3 +181,29 @@ async fn decline_and_cancel_reach_the_server() {
     }
     stop.cancel();
 }
+
+#[tokio::test]
+async fn an_agents_mcp_servers_use_the_builders_handler() {
+    let (url, stop) = serve().await;
+    let agent = lousho::Agent::builder()
+        .model("test")
+        .mcp_server("people", McpServer::http(&url))
+        .mcp_elicitation(|request: ElicitationRequest| async move {
+            ElicitationResponse::Accept(request.defaults())
+        })
+        .build()
+        .unwrap();
+    agent.ready().await.unwrap();
+    let tools = agent.tools().unwrap();
+    let out = tools
+        .get("people__ask")
+        .expect("ask tool")
+        .call(json!({}), ToolContext::new("t"))
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_str(&out.to_model_text()).unwrap();
+    assert_eq!(report["action"], "accept");
+    assert_eq!(report["content"]["name"], "John Doe");
+    agent.close().await;
+    stop.cancel();
+}

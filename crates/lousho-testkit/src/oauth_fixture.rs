@@ -76,6 +76,8 @@ pub struct OAuthFixture {
     pub log: Arc<AuthLog>,
     /// While true, refresh grants are rejected with `invalid_grant`.
     pub reject_refresh: Arc<AtomicBool>,
+    /// While true, the MCP server rejects every token (401).
+    pub reject_tokens: Arc<AtomicBool>,
     state: Arc<Mutex<AsState>>,
     shutdown: tokio_util::sync::CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -104,6 +106,7 @@ struct Shared {
     log: Arc<AuthLog>,
     state: Arc<Mutex<AsState>>,
     reject_refresh: Arc<AtomicBool>,
+    reject_tokens: Arc<AtomicBool>,
     counter: Arc<AtomicU64>,
     machine: Option<MachineClient>,
 }
@@ -179,6 +182,7 @@ pub async fn serve_oauth_with(
         log: Arc::default(),
         state: Arc::default(),
         reject_refresh: Arc::default(),
+        reject_tokens: Arc::default(),
         counter: Arc::default(),
         machine,
     };
@@ -199,7 +203,7 @@ pub async fn serve_oauth_with(
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.strip_prefix("Bearer "))
                     .map(str::to_owned);
-                let live = token.is_some_and(|t| {
+                let live = !s.reject_tokens.load(Ordering::Relaxed) && token.is_some_and(|t| {
                     s.state.lock().unwrap().access.get(&t).is_some_and(|exp| *exp > Instant::now())
                 });
                 if !live {
@@ -408,6 +412,7 @@ pub async fn serve_oauth_with(
         url: format!("{base}/mcp"),
         log: shared.log.clone(),
         reject_refresh: shared.reject_refresh.clone(),
+        reject_tokens: shared.reject_tokens.clone(),
         state: shared.state.clone(),
         shutdown: ct,
         task: Some(task),

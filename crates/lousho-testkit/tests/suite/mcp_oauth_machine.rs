@@ -324,3 +324,19 @@ async fn credentials_are_not_sent_to_a_server_that_publishes_no_oauth_metadata()
     );
     open.stop().await;
 }
+
+#[tokio::test]
+async fn a_server_that_rejects_every_token_gets_three_more_then_an_error() {
+    let (server, entry) = with_secret(Duration::from_secs(3600)).await;
+    server.reject_tokens.store(true, Ordering::Relaxed);
+    let err = connect_mcp(
+        [("m2m", entry)],
+        ConnectOptions::default().tokens(Arc::new(MemoryTokenStore::new())),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, McpError::OAuth { .. }), "{err}");
+    assert!(err.to_string().contains("rejected 3 fresh tokens"), "{err}");
+    assert_eq!(grants(&server), 4, "the first token and three more");
+    server.stop().await;
+}

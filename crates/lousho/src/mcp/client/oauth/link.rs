@@ -159,9 +159,10 @@ impl OAuthLink {
         Ok(true)
     }
 
-    /// `client_credentials` / `enterprise_managed`: a rejected token is replaced by a new one (at
-    /// most [`MAX_AUTHORIZATIONS`] times per connect); more scope cannot be
-    /// granted by a new fetch, so that is a settings error.
+    /// `client_credentials` / `enterprise_managed`: a rejected token is
+    /// replaced by a new one (at most [`MAX_AUTHORIZATIONS`] times a minute);
+    /// more scope cannot be granted by a new fetch, so that is a settings
+    /// error.
     async fn answer_with_client_credentials(
         &self,
         machine: &MachineGrant,
@@ -178,7 +179,7 @@ impl OAuthLink {
                 "the server needs more scope (`{wanted}`) than the token has; add it to `oauth.scopes`"
             )));
         }
-        if self.authorizations.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS {
+        if !machine.may_refetch_after_rejection() {
             return self.give_up();
         }
         machine.ensure_token(true).await?;
@@ -195,7 +196,7 @@ impl OAuthLink {
         Err(OAuthError::SignIn {
             server_url: self.url.clone(),
             message: format!(
-                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens; check that the client may use this server"
+                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens within a minute; check that the client may use this server"
             ),
         })
     }

@@ -31,6 +31,12 @@ use std::time::Duration;
 /// (half its lifetime for short-lived tokens).
 const REFETCH_MARGIN: Duration = Duration::from_secs(60);
 
+/// Tokens fetched again because the server rejected them: at most
+/// [`MAX_AUTHORIZATIONS`](super::link::MAX_AUTHORIZATIONS) within this window
+/// (a server that rejects every token is not hammered; a long session
+/// survives the odd revocation).
+const REJECTION_WINDOW: Duration = Duration::from_secs(60);
+
 /// Fetches tokens for one server without an operator: the
 /// `client_credentials` grant, or enterprise-managed authorization.
 pub(crate) struct MachineGrant {
@@ -39,6 +45,8 @@ pub(crate) struct MachineGrant {
     store: Arc<dyn TokenStore>,
     /// The discovered authorization server's metadata; one fetch at a time.
     fetcher: tokio::sync::Mutex<Option<AuthorizationMetadata>>,
+    /// When tokens were fetched again after a rejection.
+    rejections: std::sync::Mutex<std::collections::VecDeque<std::time::Instant>>,
 }
 
 impl MachineGrant {
@@ -48,7 +56,29 @@ impl MachineGrant {
             settings,
             store,
             fetcher: tokio::sync::Mutex::new(None),
+            rejections: std::sync::Mutex::default(),
         }
+    }
+
+    /// Whether another token may be fetched after the server rejected one
+    /// (and records it when so).
+    pub(crate) fn may_refetch_after_rejection(&self) -> bool {
+        let now = std::time::Instant::now();
+        let mut recent = self
+            .rejections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while recent
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > REJECTION_WINDOW)
+        {
+            recent.pop_front();
+        }
+        if recent.len() >= super::link::MAX_AUTHORIZATIONS as usize {
+            return false;
+        }
+        recent.push_back(now);
+        true
     }
 
     fn client_id(&self) -> &str {

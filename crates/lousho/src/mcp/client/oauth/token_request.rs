@@ -196,3 +196,44 @@ pub(crate) async fn request_token(
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("the token response is not a token ({e})"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata(methods: Option<serde_json::Value>) -> AuthorizationMetadata {
+        let mut m = AuthorizationMetadata::default();
+        if let Some(methods) = methods {
+            m.additional_fields
+                .insert("token_endpoint_auth_methods_supported".into(), methods);
+        }
+        m
+    }
+
+    #[test]
+    fn a_secret_goes_in_basic_unless_only_post_is_listed() {
+        assert_eq!(use_basic(&metadata(None)), Ok(true));
+        let both = serde_json::json!(["client_secret_post", "client_secret_basic"]);
+        assert_eq!(use_basic(&metadata(Some(both))), Ok(true));
+        let post = serde_json::json!(["client_secret_post"]);
+        assert_eq!(use_basic(&metadata(Some(post))), Ok(false));
+        let jwt = serde_json::json!(["private_key_jwt"]);
+        assert!(
+            use_basic(&metadata(Some(jwt)))
+                .unwrap_err()
+                .contains("privateKey")
+        );
+    }
+
+    #[test]
+    fn credentials_only_travel_over_https_or_between_loopback_hosts() {
+        let remote = "https://mcp.example.com/mcp";
+        let local = "http://127.0.0.1:8080/mcp";
+        assert!(check_endpoint("https://as.example.com/token", remote).is_ok());
+        assert!(check_endpoint("http://localhost:9000/token", local).is_ok());
+        assert!(check_endpoint("http://[::1]:9000/token", local).is_ok());
+        assert!(check_endpoint("http://as.example.com/token", remote).is_err());
+        assert!(check_endpoint("http://127.0.0.1:9000/token", remote).is_err());
+        assert!(check_endpoint("not a url", remote).is_err());
+    }
+}

@@ -174,9 +174,9 @@ struct OAuthEntry {
     client_secret: Option<String>,
     /// authorization_code: an HTTPS client ID metadata document URL.
     client_metadata_url: Option<String>,
-    /// client_credentials with private_key_jwt: the private key (PEM).
+    /// private_key_jwt (client_credentials, enterprise_managed): the private key (PEM).
     private_key_pem: Option<String>,
-    /// client_credentials with private_key_jwt: a PEM key file (relative to this file).
+    /// private_key_jwt (client_credentials, enterprise_managed): a PEM key file (relative to this file).
     private_key_file: Option<String>,
     /// How the private_key_jwt assertion is signed (default ES256).
     signing_algorithm: Option<SigningAlgorithmKind>,

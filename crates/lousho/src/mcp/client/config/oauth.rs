@@ -173,7 +173,7 @@ pub struct OAuthSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redirect_uri: Option<String>,
     /// A pre-registered client id (otherwise dynamic client registration);
-    /// required for `client_credentials`.
+    /// required for `client_credentials` and `enterprise_managed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// Scopes to request (default: the server's `WWW-Authenticate` scope,
@@ -189,13 +189,13 @@ pub struct OAuthSettings {
     /// `authorization_code` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_metadata_url: Option<String>,
-    /// `client_credentials` with `private_key_jwt`: the client's private key
-    /// (PEM, PKCS#8 or SEC1/PKCS#1); never logged.
+    /// `private_key_jwt` (`client_credentials`, `enterprise_managed`): the
+    /// client's private key (PEM, PKCS#8 or SEC1/PKCS#1); never logged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_key_pem: Option<String>,
-    /// `client_credentials` with `private_key_jwt`: a file holding the PEM
-    /// key (read at each token request; in a spec file, relative to the
-    /// file's folder).
+    /// `private_key_jwt` (`client_credentials`, `enterprise_managed`): a file
+    /// holding the PEM key (read at each token request; in a spec file,
+    /// relative to the file's folder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub private_key_file: Option<PathBuf>,
     /// How the client assertion is signed (default `ES256`).

@@ -7,6 +7,14 @@
 //! The authorization server checks what a real one would: PKCE S256
 //! (`code_verifier` against the stored challenge), the RFC 8707 `resource`
 //! in both requests, the redirect URI, single-use codes and refresh tokens.
+//!
+//! With [`MachineClient`] it also serves the `client_credentials` grant
+//! (SEP-1046) for one pre-registered client, authenticated with
+//! `client_secret_basic` or a `private_key_jwt` assertion (ES256, verified
+//! against [`TEST_EC_PUBLIC_KEY_PEM`]), or enterprise-managed authorization
+//! (SEP-990): an identity provider at `<base>/idp` exchanges one user's ID
+//! token for an ID-JAG (signed with the test key), which `/token` redeems
+//! with the JWT-bearer grant.
 
 use crate::mcp_fixture::Fixture;
 use axum::body::Bytes;
@@ -18,6 +26,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+mod machine;
+
+pub use machine::{
+    IDP_CLIENT_ID, IDP_CLIENT_SECRET, MachineClient, TEST_EC_PRIVATE_KEY_PEM,
+    TEST_EC_PUBLIC_KEY_PEM,
+};
 
 /// What the authorization server saw and issued.
 #[derive(Default)]
@@ -36,6 +51,14 @@ pub struct AuthLog {
     pub resources: Mutex<Vec<String>>,
     /// Requests to `/mcp` with a live token.
     pub authorized_mcp_requests: AtomicU64,
+    /// `client_credentials` grants that succeeded.
+    pub client_credentials_grants: AtomicU64,
+    /// Why `client_credentials` / enterprise requests were refused.
+    pub refusals: Mutex<Vec<String>>,
+    /// Token exchanges at the identity provider that issued an ID-JAG.
+    pub token_exchanges: AtomicU64,
+    /// JWT-bearer grants that issued an access token.
+    pub jwt_bearer_grants: AtomicU64,
 }
 
 #[derive(Default)]
@@ -53,11 +76,20 @@ pub struct OAuthFixture {
     pub log: Arc<AuthLog>,
     /// While true, refresh grants are rejected with `invalid_grant`.
     pub reject_refresh: Arc<AtomicBool>,
+    /// While true, the MCP server rejects every token (401).
+    pub reject_tokens: Arc<AtomicBool>,
+    state: Arc<Mutex<AsState>>,
     shutdown: tokio_util::sync::CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl OAuthFixture {
+    /// Forgets every access token issued so far (the server then answers
+    /// them with 401, as after a revocation).
+    pub fn revoke_access_tokens(&self) {
+        self.state.lock().unwrap().access.clear();
+    }
+
     /// Stops the server.
     pub async fn stop(mut self) {
         self.shutdown.cancel();
@@ -74,7 +106,9 @@ struct Shared {
     log: Arc<AuthLog>,
     state: Arc<Mutex<AsState>>,
     reject_refresh: Arc<AtomicBool>,
+    reject_tokens: Arc<AtomicBool>,
     counter: Arc<AtomicU64>,
+    machine: Option<MachineClient>,
 }
 
 impl Shared {
@@ -125,6 +159,16 @@ fn oauth_error(code: &str) -> Response {
 /// Serves the fixture; access tokens live `token_lifetime` (the token
 /// response says so in `expires_in`).
 pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
+    serve_oauth_with(token_lifetime, None).await
+}
+
+/// Serves the fixture with a pre-registered machine client for the
+/// `client_credentials` grant (advertised in the metadata with its
+/// authentication method; dynamic registration stays available).
+pub async fn serve_oauth_with(
+    token_lifetime: Duration,
+    machine: Option<MachineClient>,
+) -> OAuthFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -138,7 +182,9 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         log: Arc::default(),
         state: Arc::default(),
         reject_refresh: Arc::default(),
+        reject_tokens: Arc::default(),
         counter: Arc::default(),
+        machine,
     };
     let fixture = Fixture::new();
     let svc = StreamableHttpService::new(
@@ -157,7 +203,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.strip_prefix("Bearer "))
                     .map(str::to_owned);
-                let live = token.is_some_and(|t| {
+                let live = !s.reject_tokens.load(Ordering::Relaxed) && token.is_some_and(|t| {
                     s.state.lock().unwrap().access.get(&t).is_some_and(|exp| *exp > Instant::now())
                 });
                 if !live {
@@ -186,7 +232,7 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         let s = s.clone();
         async move {
             let b = &s.base;
-            axum::Json(json!({
+            let mut metadata = json!({
                 "issuer": b,
                 "authorization_endpoint": format!("{b}/authorize"),
                 "token_endpoint": format!("{b}/token"),
@@ -195,7 +241,27 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
                 "grant_types_supported": ["authorization_code", "refresh_token"],
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"]
-            }))
+            });
+            match &s.machine {
+                Some(MachineClient::SecretBasic { .. }) => {
+                    metadata["grant_types_supported"] = json!(["client_credentials"]);
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_basic"]);
+                }
+                Some(MachineClient::Enterprise { .. }) => {
+                    metadata["grant_types_supported"] =
+                        json!(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+                    metadata["token_endpoint_auth_methods_supported"] =
+                        json!(["client_secret_basic"]);
+                }
+                Some(MachineClient::PrivateKeyJwt { .. }) => {
+                    metadata["grant_types_supported"] = json!(["client_credentials"]);
+                    metadata["token_endpoint_auth_methods_supported"] = json!(["private_key_jwt"]);
+                    metadata["token_endpoint_auth_signing_alg_values_supported"] = json!(["ES256"]);
+                }
+                None => {}
+            }
+            axum::Json(metadata)
         }
     };
     let s = shared.clone();
@@ -245,10 +311,16 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         }
     };
     let s = shared.clone();
-    let token = move |_headers: HeaderMap, body: Bytes| {
+    let token = move |headers: HeaderMap, body: Bytes| {
         let s = s.clone();
         async move {
             let f = pairs(&String::from_utf8_lossy(&body));
+            if f.get("grant_type").map(String::as_str)
+                == Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+            {
+                // The ID-JAG carries the resource; nothing else is sent.
+                return s.redeem_id_jag(&headers, &f);
+            }
             s.log
                 .resources
                 .lock()
@@ -284,11 +356,46 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
                     s.log.refreshes.fetch_add(1, Ordering::Relaxed);
                     axum::Json(s.issue()).into_response()
                 }
+                Some("client_credentials") => match s.authenticate_machine(&headers, &f) {
+                    Ok(()) => {
+                        s.log
+                            .client_credentials_grants
+                            .fetch_add(1, Ordering::Relaxed);
+                        axum::Json(s.issue_access_only()).into_response()
+                    }
+                    Err(why) => {
+                        s.log.refusals.lock().unwrap().push(why);
+                        (
+                            StatusCode::UNAUTHORIZED,
+                            axum::Json(json!({"error": "invalid_client"})),
+                        )
+                            .into_response()
+                    }
+                },
                 _ => oauth_error("unsupported_grant_type"),
             }
         }
     };
+    let s = shared.clone();
+    let idp_config = move || {
+        let s = s.clone();
+        async move {
+            let idp = format!("{}/idp", s.base);
+            axum::Json(
+                json!({"issuer": idp, "token_endpoint": format!("{idp}/token"),
+                "authorization_endpoint": format!("{idp}/authorize"),
+                "grant_types_supported": ["urn:ietf:params:oauth:grant-type:token-exchange"]}),
+            )
+        }
+    };
+    let s = shared.clone();
+    let idp_token = move |headers: HeaderMap, body: Bytes| {
+        let s = s.clone();
+        async move { s.exchange_id_token(&headers, &pairs(&String::from_utf8_lossy(&body))) }
+    };
     let app = axum::Router::new()
+        .route("/idp/.well-known/openid-configuration", get(idp_config))
+        .route("/idp/token", post(idp_token))
         .route("/.well-known/oauth-protected-resource/mcp", get(prm))
         .route("/.well-known/oauth-authorization-server", get(asm))
         .route("/register", post(register))
@@ -305,6 +412,8 @@ pub async fn serve_oauth(token_lifetime: Duration) -> OAuthFixture {
         url: format!("{base}/mcp"),
         log: shared.log.clone(),
         reject_refresh: shared.reject_refresh.clone(),
+        reject_tokens: shared.reject_tokens.clone(),
+        state: shared.state.clone(),
         shutdown: ct,
         task: Some(task),
     }

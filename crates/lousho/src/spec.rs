@@ -431,9 +431,20 @@ impl AgentSpec {
 }
 
 /// Stdio servers start in the spec's folder; relative `cwd` and relative
-/// commands with a `/` resolve from it.
+/// commands with a `/` resolve from it, as do `oauth.privateKeyFile` and
+/// `oauth.idp.idTokenFile`.
 fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
     for server in servers.values_mut() {
+        if let Some(oauth) = server.oauth.as_mut() {
+            let idp_file = oauth.idp.as_mut().and_then(|i| i.id_token_file.as_mut());
+            for file in [oauth.private_key_file.as_mut(), idp_file]
+                .into_iter()
+                .flatten()
+                .filter(|f| f.is_relative())
+            {
+                *file = join_clean(dir, file);
+            }
+        }
         if let McpTransport::Stdio(stdio) = &mut server.transport {
             stdio.cwd = Some(match stdio.cwd.take() {
                 Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),

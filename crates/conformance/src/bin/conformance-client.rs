@@ -2,14 +2,19 @@
 //! (`conformance client --command target/debug/conformance-client`): the
 //! server URL is the last argument, the scenario comes from
 //! `MCP_CONFORMANCE_SCENARIO` and extra inputs (pre-registered client
-//! credentials) from `MCP_CONFORMANCE_CONTEXT`. It uses only lousho's public
-//! API: `connect_mcp` with an OAuth entry, a token store and an authorizer
-//! that plays the user agent (the suite's authorization endpoint redirects
-//! straight back with a code). Exits 0 on success, 1 on failure, within its
-//! own 20 s deadline.
+//! credentials, client-credentials keys) from `MCP_CONFORMANCE_CONTEXT`. It
+//! uses only lousho's public API: `connect_mcp` with an OAuth entry, a token
+//! store and an authorizer that plays the user agent (the suite's
+//! authorization endpoint redirects straight back with a code), or a
+//! `client_credentials` entry for the SEP-1046 scenarios and an
+//! `enterprise_managed` one for SEP-990 cross-app access; elicitation
+//! requests are accepted with the schema's defaults. Exits 0 on success, 1 on
+//! failure, within its own 20 s deadline.
 
 use async_trait::async_trait;
-use lousho::mcp::client::OAuthSettings;
+use lousho::mcp::client::{
+    ElicitationRequest, ElicitationResponse, IdpSettings, OAuthSettings, SigningAlgorithm,
+};
 use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
 use lousho::mcp::{ConnectOptions, McpServer, ServerStatus, connect_mcp};
 use lousho::tool::ToolContext;
@@ -59,8 +64,47 @@ impl Authorizer for Headless {
 
 async fn run(url: String, scenario: String, context: Value) -> Result<(), String> {
     let mut entry = McpServer::http(url);
-    let mut options = ConnectOptions::default();
-    if scenario.starts_with("auth/") {
+    // Accept every elicitation with the schema's defaults (SEP-1034).
+    let mut options =
+        ConnectOptions::default().elicitation(|request: ElicitationRequest| async move {
+            ElicitationResponse::Accept(request.defaults())
+        });
+    let text = |key: &str| context.get(key).and_then(Value::as_str);
+    if scenario.starts_with("auth/client-credentials-") {
+        // Machine to machine (SEP-1046): the connection fetches its own token.
+        let mut settings = OAuthSettings::client_credentials(text("client_id").unwrap_or_default());
+        if let Some(secret) = text("client_secret") {
+            settings = settings.client_secret(secret);
+        }
+        if let Some(pem) = text("private_key_pem") {
+            settings = settings.private_key_pem(pem);
+        }
+        if let Some(algorithm) = text("signing_algorithm") {
+            let algorithm: SigningAlgorithm = serde_json::from_value(json!(algorithm))
+                .map_err(|e| format!("signing_algorithm: {e}"))?;
+            settings = settings.signing_algorithm(algorithm);
+        }
+        entry = entry.oauth(settings);
+        options = options.tokens(Arc::new(MemoryTokenStore::new()));
+    } else if scenario == "auth/cross-app-access-complete-flow" {
+        // Enterprise-managed authorization (SEP-990): the user's ID token from
+        // the IdP becomes a token for the server, without a browser.
+        let mut idp = IdpSettings::new(
+            text("idp_issuer").unwrap_or_default(),
+            text("idp_client_id").unwrap_or_default(),
+        )
+        .id_token(text("idp_id_token").unwrap_or_default());
+        if let Some(endpoint) = text("idp_token_endpoint") {
+            idp = idp.token_endpoint(endpoint);
+        }
+        let mut settings =
+            OAuthSettings::enterprise_managed(text("client_id").unwrap_or_default(), idp);
+        if let Some(secret) = text("client_secret") {
+            settings = settings.client_secret(secret);
+        }
+        entry = entry.oauth(settings);
+        options = options.tokens(Arc::new(MemoryTokenStore::new()));
+    } else if scenario.starts_with("auth/") {
         let mut settings =
             OAuthSettings::new(REDIRECT_URI).client_metadata_url(CLIENT_METADATA_URL);
         if let Some(id) = context.get("client_id").and_then(Value::as_str) {

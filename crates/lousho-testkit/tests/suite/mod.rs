@@ -1,11 +1,14 @@
 mod fixture;
 mod mcp_config;
+mod mcp_elicitation;
 mod mcp_failures;
 mod mcp_http;
 mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_oauth;
+mod mcp_oauth_enterprise;
+mod mcp_oauth_machine;
 mod mcp_processes;
 mod mcp_tools;
 mod peers;

@@ -35,6 +35,8 @@ pub struct AgentBuilder {
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp")]
     mcp_tokens: Option<Arc<dyn crate::mcp::oauth::TokenStore>>,
+    #[cfg(feature = "mcp")]
+    mcp_elicitation: Option<Arc<dyn crate::mcp::client::ElicitationHandler>>,
 }
 
 impl AgentBuilder {
@@ -109,6 +111,14 @@ impl AgentBuilder {
     #[cfg(feature = "mcp")]
     pub fn mcp_tokens(mut self, tokens: Arc<dyn crate::mcp::oauth::TokenStore>) -> Self {
         self.mcp_tokens = Some(tokens);
+        self
+    }
+
+    /// Answers the MCP servers' elicitation requests (and declares the
+    /// capability); see [`ConnectOptions::elicitation`](crate::mcp::ConnectOptions::elicitation).
+    #[cfg(feature = "mcp")]
+    pub fn mcp_elicitation(mut self, handler: impl crate::mcp::client::ElicitationHandler) -> Self {
+        self.mcp_elicitation = Some(Arc::new(handler));
         self
     }
 
@@ -198,6 +208,7 @@ impl AgentBuilder {
             if let Some(tokens) = self.mcp_tokens {
                 options = options.tokens(tokens);
             }
+            options.elicitation = self.mcp_elicitation;
             let client = crate::mcp::McpClient::new(self.mcp_servers, options);
             sources.push(Arc::new(client));
         }

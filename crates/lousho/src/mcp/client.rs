@@ -12,6 +12,7 @@ mod call;
 pub mod config;
 mod connect;
 mod connection;
+mod elicitation;
 mod error;
 mod handler;
 mod http;
@@ -26,11 +27,13 @@ mod stdout_watch;
 mod tool;
 
 pub use config::{
-    ConfigError, HttpTransport, McpConfigFile, McpServer, McpServers, McpTransport, OAuthSettings,
-    StderrMode, StdioTransport, ToolFilter, parse_mcp_servers, servers_from_value,
+    ConfigError, HttpTransport, IdpSettings, McpConfigFile, McpServer, McpServers, McpTransport,
+    OAuthGrant, OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter,
+    parse_mcp_servers, servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;
+pub use elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse, fill_defaults};
 pub use error::McpError;
 pub use load::{LoadOptions, load_mcp_tools};
 pub use naming::{NameCollision, ToolNames, ToolNaming, ToolOrigin};

@@ -159,9 +159,66 @@ struct ToolFilterEntry {
 #[derive(JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OAuthEntry {
+    /// `authorization_code` (default: an operator signs in once with `lousho
+    /// login`), `client_credentials` (machine to machine: no sign-in) or
+    /// `enterprise_managed` (the user's ID token from the company's IdP).
+    grant: Option<GrantKind>,
+    /// authorization_code: where the authorization server sends the browser
+    /// back (a loopback URL with a port for `lousho login`).
     redirect_uri: Option<String>,
+    /// A pre-registered client id (required for client_credentials and enterprise_managed).
     client_id: Option<String>,
+    /// Scopes to request (default: what the server asks for).
     scopes: Option<Vec<String>>,
+    /// The pre-registered client's secret.
+    client_secret: Option<String>,
+    /// authorization_code: an HTTPS client ID metadata document URL.
+    client_metadata_url: Option<String>,
+    /// private_key_jwt (client_credentials, enterprise_managed): the private key (PEM).
+    private_key_pem: Option<String>,
+    /// private_key_jwt (client_credentials, enterprise_managed): a PEM key file (relative to this file).
+    private_key_file: Option<String>,
+    /// How the private_key_jwt assertion is signed (default ES256).
+    signing_algorithm: Option<SigningAlgorithmKind>,
+    /// enterprise_managed: the enterprise identity provider and the user's ID token.
+    idp: Option<IdpEntry>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct IdpEntry {
+    /// The identity provider's issuer URL.
+    issuer: String,
+    /// Its token endpoint (default: from its OpenID configuration).
+    token_endpoint: Option<String>,
+    /// This app's client id at the identity provider.
+    client_id: String,
+    /// That client's secret.
+    client_secret: Option<String>,
+    /// The user's ID token (e.g. `${ID_TOKEN}`).
+    id_token: Option<String>,
+    /// A file with the user's ID token, read at every exchange (relative to this file).
+    id_token_file: Option<String>,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum GrantKind {
+    AuthorizationCode,
+    ClientCredentials,
+    EnterpriseManaged,
+}
+
+#[allow(dead_code)]
+#[derive(JsonSchema)]
+enum SigningAlgorithmKind {
+    ES256,
+    ES384,
+    RS256,
+    RS384,
+    RS512,
 }
 
 /// `permissions: { rules: [...] }`.

@@ -164,3 +164,70 @@ fn errors_name_the_file_line_and_key() {
     assert!(e.to_string().contains("sometimes"), "{e}");
     assert!(e.to_string().contains("mcpServers.a"), "{e}");
 }
+
+#[test]
+fn oauth_keys_are_in_the_schema_and_a_key_file_resolves_from_the_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = SpecLoader::new()
+        .without_env()
+        .var("BOT_ID", "report-bot")
+        .parse(
+            "model: test\nmcpServers:\n  reports:\n    url: https://mcp.example.com/mcp\n    oauth:\n      grant: client_credentials\n      clientId: ${BOT_ID}\n      privateKeyFile: keys/bot.pem\n      signingAlgorithm: ES256\n      scopes: [reports.read]\n",
+            dir.path().join("agent.yaml"),
+        )
+        .unwrap();
+    let oauth = spec.mcp_servers["reports"].oauth.clone().unwrap();
+    assert_eq!(oauth.client_id.as_deref(), Some("report-bot"));
+    assert_eq!(
+        oauth.private_key_file.as_deref(),
+        Some(dir.path().join("keys/bot.pem").as_path())
+    );
+    // Every key the client reads (both grants) is in the schema.
+    let schema = spec_json_schema();
+    let props = schema["$defs"]["OAuthEntry"]["properties"]
+        .as_object()
+        .unwrap();
+    let code = lousho::mcp::client::OAuthSettings::new("http://127.0.0.1:8765/cb")
+        .client_id("c")
+        .client_secret("s")
+        .scopes(["a"])
+        .client_metadata_url("https://example.com/c.json");
+    for settings in [code, oauth.private_key_pem("pem")] {
+        let json = serde_json::to_value(&settings).unwrap();
+        for key in json.as_object().unwrap().keys() {
+            assert!(props.contains_key(key), "schema lacks `oauth.{key}`");
+        }
+    }
+    let idp = lousho::mcp::client::IdpSettings::new("https://idp.example.com", "app")
+        .token_endpoint("https://idp.example.com/token")
+        .client_secret("s")
+        .id_token_file("id.jwt");
+    let json = serde_json::to_value(&idp).unwrap();
+    let idp_props = schema["$defs"]["IdpEntry"]["properties"]
+        .as_object()
+        .unwrap();
+    for key in json.as_object().unwrap().keys() {
+        assert!(
+            idp_props.contains_key(key),
+            "schema lacks `oauth.idp.{key}`"
+        );
+    }
+    let spec = SpecLoader::new()
+        .without_env()
+        .parse(
+            "model: test\nmcpServers:\n  corp:\n    url: https://mcp.example.com/mcp\n    oauth:\n      grant: enterprise_managed\n      clientId: app\n      clientSecret: s\n      idp: { issuer: https://idp.example.com, clientId: idp-app, idTokenFile: sso/id-token }\n",
+            dir.path().join("agent.yaml"),
+        )
+        .unwrap();
+    let idp = spec.mcp_servers["corp"].oauth.clone().unwrap().idp.unwrap();
+    assert_eq!(
+        idp.id_token_file.as_deref(),
+        Some(dir.path().join("sso/id-token").as_path())
+    );
+    let bad = SpecLoader::new().without_env().parse(
+        "model: test\nmcpServers:\n  r:\n    url: https://mcp.example.com/mcp\n    oauth: { grant: client_credentials, clientId: b }\n",
+        dir.path().join("agent.yaml"),
+    );
+    let err = bad.unwrap_err().to_string();
+    assert!(err.contains("needs `clientSecret`"), "{err}");
+}

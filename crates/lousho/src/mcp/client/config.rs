@@ -27,6 +27,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod oauth;
+
+pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
+
 /// How long a server gets to start and answer the handshake (first `npx` /
 /// `uvx` runs download packages).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -166,73 +170,6 @@ fn glob_match(pattern: &str, name: &str) -> bool {
         }
     }
     true
-}
-
-/// OAuth settings of an HTTP entry (`oauth: { redirectUri }`).
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[non_exhaustive]
-pub struct OAuthSettings {
-    /// Where the authorization server sends the operator back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub redirect_uri: Option<String>,
-    /// A pre-registered client id (otherwise dynamic client registration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    /// Scopes to request (default: the server's `WWW-Authenticate` scope,
-    /// else its `scopes_supported`, else none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<String>,
-    /// The secret of the pre-registered client (`clientId`); never logged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<String>,
-    /// An HTTPS URL of a client ID metadata document, used as the client id
-    /// when the authorization server supports it (instead of registration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_metadata_url: Option<String>,
-}
-
-impl OAuthSettings {
-    /// Settings with this redirect URI (a loopback URL such as
-    /// `http://127.0.0.1:8765/callback` for `lousho login`).
-    pub fn new(redirect_uri: impl Into<String>) -> Self {
-        Self {
-            redirect_uri: Some(redirect_uri.into()),
-            ..Self::default()
-        }
-    }
-
-    /// Uses a pre-registered client instead of dynamic registration.
-    #[must_use]
-    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
-        self.client_id = Some(client_id.into());
-        self
-    }
-
-    /// The pre-registered client's secret.
-    #[must_use]
-    pub fn client_secret(mut self, client_secret: impl Into<String>) -> Self {
-        self.client_secret = Some(client_secret.into());
-        self
-    }
-
-    /// Scopes to request.
-    #[must_use]
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// A client ID metadata document URL (used when the server supports it).
-    #[must_use]
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.client_metadata_url = Some(url.into());
-        self
-    }
 }
 
 impl McpServer {
@@ -552,6 +489,9 @@ impl TryFrom<RawEntry> for McpServer {
                     return Err(format!("field `{field}` is for stdio servers, not http"));
                 }
             }
+            if let Some(oauth) = &raw.oauth {
+                oauth.check().map_err(|e| format!("`oauth`: {e}"))?;
+            }
             let mut s = McpServer::with_transport(McpTransport::Http(HttpTransport {
                 url,
                 headers: raw.headers,
@@ -633,22 +573,6 @@ impl fmt::Debug for McpServer {
             .field("startup_timeout", &self.startup_timeout)
             .field("call_timeout", &self.call_timeout)
             .field("oauth", &self.oauth.is_some())
-            .finish()
-    }
-}
-
-// Debug never shows the client secret.
-impl fmt::Debug for OAuthSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthSettings")
-            .field("redirect_uri", &self.redirect_uri)
-            .field("client_id", &self.client_id)
-            .field("scopes", &self.scopes)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "[redacted]"),
-            )
-            .field("client_metadata_url", &self.client_metadata_url)
             .finish()
     }
 }

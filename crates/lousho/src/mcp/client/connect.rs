@@ -2,6 +2,7 @@
 
 use super::config::McpServer;
 use super::connection::{Connection, ServerStatus};
+use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{Authorizer, OAuthLink, TokenStore};
@@ -23,7 +24,7 @@ pub enum OnError {
 }
 
 /// Options of [`connect_mcp`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 #[must_use]
 pub struct ConnectOptions {
@@ -41,6 +42,23 @@ pub struct ConnectOptions {
     /// one, a server with no usable grant reports `NeedsAuth` until an
     /// operator runs [`oauth::login`](super::oauth::login).
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Answers servers' `elicitation/create` requests; with one, the client
+    /// declares the `elicitation` capability (otherwise it does not, and
+    /// servers may not ask).
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+}
+
+impl fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("on_error", &self.on_error)
+            .field("lazy", &self.lazy)
+            .field("naming", &self.naming)
+            .field("tokens", &self.tokens)
+            .field("authorizer", &self.authorizer)
+            .field("elicitation", &self.elicitation.is_some())
+            .finish()
+    }
 }
 
 impl Default for ConnectOptions {
@@ -51,6 +69,7 @@ impl Default for ConnectOptions {
             naming: ToolNaming::Prefixed,
             tokens: None,
             authorizer: None,
+            elicitation: None,
         }
     }
 }
@@ -89,6 +108,13 @@ impl ConnectOptions {
     /// [`Authorizer`]).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Answers servers' elicitation requests with `handler` (and declares
+    /// the `elicitation` capability); see [`ElicitationHandler`].
+    pub fn elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
         self
     }
 }
@@ -203,8 +229,14 @@ impl McpClient {
             .map(|(name, entry)| {
                 let name = name.into();
                 let oauth = OAuthLink::for_entry(&entry, &options);
-                let conn =
-                    Connection::new(name.clone(), entry, options.naming, options.lazy, oauth);
+                let conn = Connection::new(
+                    name.clone(),
+                    entry,
+                    options.naming,
+                    options.lazy,
+                    oauth,
+                    options.elicitation.clone(),
+                );
                 (name, conn)
             })
             .collect();

@@ -3,6 +3,7 @@
 
 use super::call::{CallTarget, describe_init, error_chain};
 use super::config::{McpServer, McpTransport};
+use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::handler::Handler;
 use super::http;
@@ -72,6 +73,8 @@ pub(crate) struct Connection {
     this: Weak<Connection>,
     /// The credentials of an `oauth` entry.
     oauth: Option<OAuthLink>,
+    /// Who answers the server's elicitation requests.
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
 }
 
 impl Connection {
@@ -81,6 +84,7 @@ impl Connection {
         naming: ToolNaming,
         lazy: bool,
         oauth: Option<OAuthLink>,
+        elicitation: Option<Arc<dyn ElicitationHandler>>,
     ) -> Arc<Self> {
         Arc::new_cyclic(|this| Self {
             name,
@@ -97,6 +101,7 @@ impl Connection {
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
             oauth,
+            elicitation,
         })
     }
 
@@ -315,7 +320,7 @@ impl Connection {
         lifecycle: ClientLifecycleMode,
         rejected: &mut bool,
     ) -> Result<Live, McpError> {
-        let handler = Handler::new();
+        let handler = Handler::new(&self.name, self.elicitation.clone());
         let timeout = self.entry.startup_timeout;
         let live = match &self.entry.transport {
             McpTransport::Stdio(config) => {

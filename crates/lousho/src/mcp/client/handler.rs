@@ -1,9 +1,16 @@
-//! Our rmcp `ClientHandler`: identifies lousho and turns
-//! `notifications/tools/list_changed` into a refresh signal.
+//! Our rmcp `ClientHandler`: identifies lousho, turns
+//! `notifications/tools/list_changed` into a refresh signal and passes
+//! `elicitation/create` to the user's [`ElicitationHandler`] (the capability
+//! is declared only when there is one).
 
+use super::elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse};
 use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Notify;
@@ -15,23 +22,32 @@ pub(crate) struct Handler {
     pub(crate) tools_changed: Arc<Notify>,
     /// How many list-changed notifications arrived.
     pub(crate) changes_seen: Arc<AtomicU64>,
+    /// The server's name and who answers its elicitation requests.
+    elicitation: Option<(Arc<str>, Arc<dyn ElicitationHandler>)>,
 }
 
 impl Handler {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(server: &str, elicitation: Option<Arc<dyn ElicitationHandler>>) -> Self {
         Self {
             tools_changed: Arc::new(Notify::new()),
             changes_seen: Arc::new(AtomicU64::new(0)),
+            elicitation: elicitation.map(|h| (Arc::from(server), h)),
         }
     }
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitation.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::new());
+            capabilities.elicitation = Some(elicitation);
+        }
         // The newest version that has the `initialize` handshake; 2026-07-28
         // is reached through discovery when a server refuses `initialize`.
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("lousho", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -40,5 +56,36 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes_seen.fetch_add(1, Ordering::SeqCst);
         self.tools_changed.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some((server, handler)) = &self.elicitation else {
+            // Not declared: a server that asks anyway is told no.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // URL mode is not declared either.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|e| ErrorData::internal_error(format!("unreadable schema: {e}"), None))?;
+        let answer = handler
+            .elicit(ElicitationRequest::new(server.as_ref(), message, schema))
+            .await;
+        Ok(match answer {
+            ElicitationResponse::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::Value::Object(content)),
+            ElicitationResponse::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationResponse::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }

@@ -8,6 +8,12 @@
 //! are left out and the agent keeps working. Tokens never appear in logs,
 //! errors or `Debug` output.
 //!
+//! Machine-to-machine entries (`grant: client_credentials`, SEP-1046) and
+//! enterprise-managed ones (`grant: enterprise_managed`, SEP-990: the user's
+//! ID token from the company's identity provider) need no operator: the
+//! connection fetches its token itself, keeps it in the store, and fetches a
+//! new one before it expires or when the server rejects it.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use lousho::mcp::oauth::{self, FileTokenStore, TokenStore};
@@ -24,12 +30,15 @@
 //! # let _ = mcp; Ok(()) }
 //! ```
 
+mod enterprise;
 mod error;
 mod flow;
 mod glue;
 mod link;
 mod loopback;
+mod machine;
 mod store;
+mod token_request;
 
 pub use error::OAuthError;
 pub use flow::Authorizer;
@@ -39,7 +48,7 @@ pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore, Token
 pub(crate) use glue::{answer_call_challenge, serve_oauth};
 pub(crate) use link::{MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
 
-use crate::mcp::client::config::McpServer;
+use crate::mcp::client::config::{McpServer, OAuthGrant};
 use std::sync::Arc;
 
 /// Signs in to `server` once and stores the grant in `store`, keyed by the
@@ -51,6 +60,10 @@ use std::sync::Arc;
 /// calls `on_authorize_url` with the URL the operator must open, waits (up to
 /// [`LOGIN_TIMEOUT`]) for the browser's redirect with the code, and exchanges
 /// it (PKCE S256, RFC 8707 `resource`). It prints nothing itself.
+///
+/// For `grant: client_credentials` and `enterprise_managed` there is nobody
+/// to send anywhere: it fetches a token (which proves the credentials work),
+/// stores it and never calls `on_authorize_url`.
 pub async fn login<F>(
     server: &McpServer,
     store: Arc<dyn TokenStore>,
@@ -61,6 +74,9 @@ where
 {
     let authorizer = {
         let (_, settings) = flow::oauth_entry(server)?;
+        if settings.grant != OAuthGrant::AuthorizationCode {
+            return fetch_without_operator(server, store).await;
+        }
         loopback::LoopbackAuthorizer::bind(
             flow::redirect_uri(settings)?,
             on_authorize_url,
@@ -72,13 +88,17 @@ where
 }
 
 /// Signs in to `server` through any [`Authorizer`] (what [`login`] does with
-/// its loopback listener) and returns the stored grant.
+/// its loopback listener) and returns the stored grant (for the grants
+/// without an operator: fetches and stores a token, as [`login`]).
 pub async fn sign_in(
     server: &McpServer,
     store: Arc<dyn TokenStore>,
     authorizer: &dyn Authorizer,
 ) -> Result<StoredToken, OAuthError> {
     let (http, settings) = flow::oauth_entry(server)?;
+    if settings.grant != OAuthGrant::AuthorizationCode {
+        return fetch_without_operator(server, store).await;
+    }
     let challenge = flow::probe_challenge(&http.url).await;
     flow::authorize(
         &http.url,
@@ -94,6 +114,25 @@ pub async fn sign_in(
         .ok_or_else(|| OAuthError::SignIn {
             server_url: http.url.clone(),
             message: "the token store did not keep the grant".into(),
+        })
+}
+
+/// `client_credentials` / `enterprise_managed`: fetches a token now
+/// (proving the credentials work) and stores it.
+async fn fetch_without_operator(
+    server: &McpServer,
+    store: Arc<dyn TokenStore>,
+) -> Result<StoredToken, OAuthError> {
+    let (http, settings) = flow::oauth_entry(server)?;
+    machine::MachineGrant::new(http.url.clone(), settings.clone(), store.clone())
+        .ensure_token(true)
+        .await?;
+    store
+        .load(&http.url)
+        .await?
+        .ok_or_else(|| OAuthError::SignIn {
+            server_url: http.url.clone(),
+            message: "the token store did not keep the token".into(),
         })
 }
 

@@ -11,6 +11,10 @@ pub enum OAuthError {
         "the server entry has no `oauth` settings; add `oauth: {{ redirectUri: \"http://127.0.0.1:8765/callback\" }}` to it"
     )]
     NotConfigured,
+    /// The `oauth` settings do not fit together (e.g. `grant:
+    /// client_credentials` without `clientId`).
+    #[error("invalid `oauth` settings: {0}")]
+    InvalidSettings(String),
     /// OAuth is for HTTP entries.
     #[error("OAuth sign-in is only for HTTP servers (entries with `url`)")]
     NotHttp,

@@ -41,6 +41,7 @@ pub(crate) fn oauth_entry(
         return Err(OAuthError::NotHttp);
     };
     let settings = server.oauth.as_ref().ok_or(OAuthError::NotConfigured)?;
+    settings.check().map_err(OAuthError::InvalidSettings)?;
     Ok((http, settings))
 }
 

@@ -127,7 +127,7 @@ pub(crate) async fn answer_call_challenge(
         return Some(ToolOutput::error(format!("MCP server `{server}`: {error}")));
     };
     let outcome = if attempt > MAX_AUTHORIZATIONS {
-        Ok(false)
+        link.give_up()
     } else {
         link.answer_challenge(&challenge).await
     };

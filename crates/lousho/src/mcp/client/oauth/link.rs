@@ -6,8 +6,9 @@
 
 use super::error::OAuthError;
 use super::flow::{self, Authorizer};
+use super::machine::MachineGrant;
 use super::store::TokenStore;
-use crate::mcp::client::config::OAuthSettings;
+use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
 use rmcp::transport::auth::AuthClient;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -32,6 +33,8 @@ pub(crate) struct OAuthLink {
     authorizer: Option<Arc<dyn Authorizer>>,
     client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
     authorizations: AtomicU32,
+    /// `client_credentials` / `enterprise_managed`: fetches tokens itself.
+    machine: Option<Arc<MachineGrant>>,
 }
 
 impl OAuthLink {
@@ -41,6 +44,14 @@ impl OAuthLink {
         store: Option<Arc<dyn TokenStore>>,
         authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Self {
+        let machine = match (settings.grant, &store) {
+            (OAuthGrant::AuthorizationCode, _) | (_, None) => None,
+            (_, Some(store)) => Some(Arc::new(MachineGrant::new(
+                url.clone(),
+                settings.clone(),
+                store.clone(),
+            ))),
+        };
         Self {
             url,
             settings,
@@ -48,6 +59,7 @@ impl OAuthLink {
             authorizer,
             client: tokio::sync::Mutex::new(None),
             authorizations: AtomicU32::new(0),
+            machine,
         }
     }
 
@@ -69,6 +81,18 @@ impl OAuthLink {
                 message,
             })
         })?;
+        self.settings
+            .check()
+            .map_err(|e| LinkError::Failed(OAuthError::InvalidSettings(e)))?;
+        if let Some(machine) = &self.machine {
+            let manager = machine
+                .transport_manager()
+                .await
+                .map_err(LinkError::Failed)?;
+            let client = AuthClient::new(http, manager);
+            *slot = Some(client.clone());
+            return Ok(client);
+        }
         let mut manager = flow::manager(&self.url, store)
             .await
             .map_err(LinkError::Failed)?;
@@ -87,6 +111,11 @@ impl OAuthLink {
     /// an authorizer is available and the attempts are not used up. True when
     /// the request should be retried.
     pub(crate) async fn answer_challenge(&self, challenge: &str) -> Result<bool, OAuthError> {
+        if let Some(machine) = &self.machine {
+            return self
+                .answer_with_client_credentials(machine, challenge)
+                .await;
+        }
         let (Some(authorizer), Some(store)) = (&self.authorizer, &self.store) else {
             return Ok(false);
         };
@@ -128,6 +157,48 @@ impl OAuthLink {
             }
         }
         Ok(true)
+    }
+
+    /// `client_credentials` / `enterprise_managed`: a rejected token is
+    /// replaced by a new one (at most [`MAX_AUTHORIZATIONS`] times a minute);
+    /// more scope cannot be granted by a new fetch, so that is a settings
+    /// error.
+    async fn answer_with_client_credentials(
+        &self,
+        machine: &MachineGrant,
+        challenge: &str,
+    ) -> Result<bool, OAuthError> {
+        if flow::is_insufficient_scope(challenge, &self.url) {
+            let base = reqwest::Url::parse(&self.url).ok();
+            let wanted = base
+                .and_then(|b| {
+                    rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &b).scope
+                })
+                .unwrap_or_default();
+            return Err(OAuthError::InvalidSettings(format!(
+                "the server needs more scope (`{wanted}`) than the token has; add it to `oauth.scopes`"
+            )));
+        }
+        if !machine.may_refetch_after_rejection() {
+            return self.give_up();
+        }
+        machine.ensure_token(true).await?;
+        Ok(true)
+    }
+
+    /// The attempts are used up: `Ok(false)` (the status becomes
+    /// `NeedsAuth`) when an operator can help by signing in again; an error
+    /// for the grants without an operator, where no sign-in would.
+    pub(crate) fn give_up(&self) -> Result<bool, OAuthError> {
+        if self.machine.is_none() {
+            return Ok(false);
+        }
+        Err(OAuthError::SignIn {
+            server_url: self.url.clone(),
+            message: format!(
+                "the server rejected {MAX_AUTHORIZATIONS} fresh tokens within a minute; check that the client may use this server"
+            ),
+        })
     }
 
     /// Forgets the in-memory client (after the grant proved unusable), so the

@@ -103,6 +103,11 @@ async fn dropping_a_client_without_close_still_kills_the_group() {
         ConnectOptions::default(),
     );
     mcp.connect_all().await.unwrap();
+    // The server starts its grandchild on its own schedule: wait for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while logged_pids(&log, "sleeper").is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let tools = mcp.tools();
     drop(tools);
     drop(mcp);

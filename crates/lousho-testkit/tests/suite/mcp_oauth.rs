@@ -217,30 +217,9 @@ async fn a_redirect_uri_that_is_not_loopback_is_refused_before_anything_is_sent(
     server.stop().await;
 }
 
-/// Collects everything `tracing` writes, at every level.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn tokens_never_reach_debug_output_errors_or_logs() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = super::fixture::capture_logs();
 
     let server = serve_oauth(Duration::from_secs(2)).await;
     let store = MemoryTokenStore::new();
@@ -265,7 +244,7 @@ async fn tokens_never_reach_debug_output_errors_or_logs() {
     tokio::time::sleep(Duration::from_millis(2200)).await;
     let failed = echo(&mcp, "docs").await; // and a failed one here
 
-    let mut seen = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let mut seen = logs.text();
     seen.push_str(&format!(
         "{grant:?} {store:?} {mcp:?} {entry:?} {:?}",
         mcp.status()

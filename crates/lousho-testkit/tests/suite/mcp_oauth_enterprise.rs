@@ -116,30 +116,9 @@ async fn a_stale_id_token_says_to_sign_in_again_and_the_file_is_read_anew() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Collects everything `tracing` writes, at every level.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn a_rejected_token_is_exchanged_again_and_nothing_secret_is_logged() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = super::fixture::capture_logs();
 
     let server = server().await;
     let entry = entry(&server, idp(&server).id_token(ID_TOKEN));
@@ -157,7 +136,7 @@ async fn a_rejected_token_is_exchanged_again_and_nothing_secret_is_logged() {
     assert_eq!(count(&server.log.jwt_bearer_grants), 2);
     assert_eq!(mcp.status()["corp"], ServerStatus::Connected);
 
-    let seen = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let seen = logs.text();
     assert!(seen.len() > 1000, "the logs were captured");
     let issued: Vec<String> = server.log.issued.lock().unwrap().clone();
     for secret in issued

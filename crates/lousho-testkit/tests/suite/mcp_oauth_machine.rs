@@ -246,30 +246,9 @@ fn spec_files_take_the_client_credentials_keys() {
     assert!(err.contains("needs `clientSecret`"), "{err}");
 }
 
-/// Collects everything `tracing` writes, at every level.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn secrets_keys_and_tokens_never_reach_debug_errors_or_logs() {
-    let logs = Captured::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (logs, _guard) = super::fixture::capture_logs();
 
     let (server, entry) = with_secret(Duration::from_secs(2)).await;
     let store = MemoryTokenStore::new();
@@ -286,7 +265,7 @@ async fn secrets_keys_and_tokens_never_reach_debug_errors_or_logs() {
     assert!(!echo(&mcp).await.is_error); // and here
     let keyed = OAuthSettings::client_credentials("k").private_key_pem(TEST_EC_PRIVATE_KEY_PEM);
 
-    let mut seen = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    let mut seen = logs.text();
     seen.push_str(&format!(
         "{store:?} {mcp:?} {entry:?} {:?} {keyed:?}",
         entry.oauth

@@ -108,13 +108,7 @@ pub async fn sign_in(
         authorizer,
     )
     .await?;
-    store
-        .load(&http.url)
-        .await?
-        .ok_or_else(|| OAuthError::SignIn {
-            server_url: http.url.clone(),
-            message: "the token store did not keep the grant".into(),
-        })
+    kept(store.as_ref(), &http.url, "grant").await
 }
 
 /// `client_credentials` / `enterprise_managed`: fetches a token now
@@ -127,12 +121,21 @@ async fn fetch_without_operator(
     machine::MachineGrant::new(http.url.clone(), settings.clone(), store.clone())
         .ensure_token(true)
         .await?;
+    kept(store.as_ref(), &http.url, "token").await
+}
+
+/// What `store` holds for `server_url` right after it was given `what`.
+async fn kept(
+    store: &dyn TokenStore,
+    server_url: &str,
+    what: &str,
+) -> Result<StoredToken, OAuthError> {
     store
-        .load(&http.url)
+        .load(server_url)
         .await?
         .ok_or_else(|| OAuthError::SignIn {
-            server_url: http.url.clone(),
-            message: "the token store did not keep the token".into(),
+            server_url: server_url.to_owned(),
+            message: format!("the token store did not keep the {what}"),
         })
 }
 

@@ -12,8 +12,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -82,15 +86,14 @@ pub(crate) fn router(
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = axum::Router::new()
-        .route_service(&opts.path, service)
-        .layer(middleware::from_fn_with_state(
-            Screen {
-                cancels,
-                max_body_bytes: opts.max_body_bytes,
-            },
-            screen_posts,
-        ));
+    let screened = Screened {
+        inner: service,
+        screen: Screen {
+            cancels,
+            max_body_bytes: opts.max_body_bytes,
+        },
+    };
+    let app = axum::Router::new().route_service(&opts.path, screened);
     match auth {
         Some(Auth::Bearer(token)) => {
             let expected: Arc<[u8]> = format!("Bearer {}", token.0).into_bytes().into();
@@ -100,14 +103,56 @@ pub(crate) fn router(
     }
 }
 
-/// Reads each POST body once (up to the size limit: `413` past it), answers
+/// rmcp's service behind the POST screen: a plain tower `Service` rather
+/// than an axum `from_fn` middleware, which would box and clone the inner
+/// service stack on every request.
+#[derive(Clone)]
+struct Screened<S> {
+    inner: S,
+    screen: Screen,
+}
+
+impl<S, B> tower_service::Service<Request> for Screened<S>
+where
+    S: tower_service::Service<Request, Response = axum::http::Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let screen = self.screen.clone();
+        Box::pin(async move {
+            let req = if req.method() == Method::POST {
+                match screen_post(&screen, req).await {
+                    Ok(req) => req,
+                    Err(response) => return Ok(response),
+                }
+            } else {
+                req
+            };
+            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
+            Ok(inner.call(req).await?.map(Body::new))
+        })
+    }
+}
+
+/// Reads a POST body once (up to the size limit: `413` past it), answers
 /// malformed JSON or JSON-RPC with a JSON-RPC error (`-32700` / `-32600`),
 /// tags the request with its principal, and applies `notifications/cancelled`
 /// to the matching in-flight call (see `cancel.rs`).
-async fn screen_posts(State(screen): State<Screen>, req: Request, next: Next) -> Response {
-    if req.method() != Method::POST {
-        return next.run(req).await;
-    }
+async fn screen_post(screen: &Screen, req: Request) -> Result<Request, Response> {
     let principal = Principal(
         req.headers()
             .get(header::AUTHORIZATION)
@@ -120,11 +165,11 @@ async fn screen_posts(State(screen): State<Screen>, req: Request, next: Next) ->
         Ok(b) => b,
         Err(e) => {
             tracing::debug!(error = %e, "rejected a request body");
-            return (
+            return Err((
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("request body over {} bytes", screen.max_body_bytes),
             )
-                .into_response();
+                .into_response());
         }
     };
     match check_envelope(&bytes) {
@@ -132,11 +177,10 @@ async fn screen_posts(State(screen): State<Screen>, req: Request, next: Next) ->
             screen.cancels.cancel(&principal, id);
         }
         Envelope::Ok => {}
-        Envelope::Bad(response) => return response,
+        Envelope::Bad(response) => return Err(response),
     }
     parts.extensions.insert(principal);
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// What the POST middleware needs.

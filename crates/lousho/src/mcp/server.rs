@@ -13,9 +13,11 @@
 //!   `isError: true` result naming the tool.
 //! - **Progress.** When the client sends a `progressToken`, each tool call and
 //!   model turn sends a progress notification with a short message.
-//! - **Approvals.** Tools that need approval are not exposed directly unless
+//! - **Approvals.** "Needs approval" is decided as for the model's own calls:
+//!   the agent's permission rules, then the tool's approval policy. Tools that
+//!   need approval are not exposed directly unless
 //!   [`ServeOptions::allow_approval_tools`] — and then they run with **no human
-//!   gate**.
+//!   gate**; tools the rules deny are never exposed.
 //! - **Annotations.** A tool that needs approval is advertised
 //!   `readOnlyHint: false, destructiveHint: true`; a tool's own hints are sent
 //!   verbatim; a tool with none sends none. The agent tool is read-only when

@@ -94,8 +94,10 @@ impl ServeOptions {
         self
     }
 
-    /// Also exposes these tools directly, each callable as itself. Tools that
-    /// need approval are left out unless [`allow_approval_tools`](Self::allow_approval_tools).
+    /// Also exposes these tools directly, each callable as itself. The agent's
+    /// permission rules, then each tool's approval policy, decide: tools they
+    /// deny are left out; tools that would ask are left out unless
+    /// [`allow_approval_tools`](Self::allow_approval_tools).
     pub fn tools(mut self, tools: impl IntoTools) -> Self {
         self.tools.extend(tools.into_tools());
         self

@@ -5,7 +5,7 @@ mod body;
 mod decode;
 mod error;
 
-use super::provider::http::{self, PreparedRequest, Transport, secret_header};
+use super::provider::http::{self, Transport, secret_header};
 use super::provider::{
     ApiKey, EnvLookup, HttpSettings, KeySource, RetryPolicy, SchemaCache, SchemaProfile, base_url,
     process_env,
@@ -113,21 +113,13 @@ impl Model for OpenAi {
     }
 
     fn stream(&self, request: &ModelRequest) -> ModelStream {
-        let provider = &self.transport.provider;
-        let tools = match self.schemas.tools_for(provider, request) {
-            Ok(tools) => tools,
-            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
-        };
-        let body = body::request_body(&self.model, request, tools, self.options);
-        let prepared = PreparedRequest {
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-            body: body.to_string(),
-        };
-        http::stream(
-            self.transport.clone(),
-            prepared,
-            decode::Decoder::new(provider.clone()),
+        http::stream_request(
+            &self.transport,
+            &self.schemas,
+            (&self.url, &self.headers),
+            request,
+            |tools| body::request_body(&self.model, request, tools, self.options),
+            decode::Decoder::new(self.transport.provider.clone()),
             error::classify,
         )
     }

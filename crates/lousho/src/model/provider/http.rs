@@ -132,6 +132,32 @@ pub(crate) fn error_for_status(
     }
 }
 
+/// A provider's request, from a [`ModelRequest`](crate::model::ModelRequest)
+/// to a model stream: the tools' schemas normalised for `transport.provider`
+/// (an unfixable schema fails the stream at once), the JSON body built by
+/// `body`, then [`stream`] to `url` with `headers`. One path for every wire
+/// format.
+pub(crate) fn stream_request<D: StreamDecoder>(
+    transport: &Arc<Transport>,
+    schemas: &super::schema::SchemaCache,
+    (url, headers): (&str, &HeaderMap),
+    request: &crate::model::ModelRequest,
+    body: impl for<'r> FnOnce(Vec<(&'r str, &'r str, serde_json::Value)>) -> serde_json::Value,
+    decoder: D,
+    classify: ClassifyError,
+) -> ModelStream {
+    let tools = match schemas.tools_for(&transport.provider, request) {
+        Ok(tools) => tools,
+        Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+    };
+    let prepared = PreparedRequest {
+        url: url.to_owned(),
+        headers: headers.clone(),
+        body: body(tools).to_string(),
+    };
+    stream(transport.clone(), prepared, decoder, classify)
+}
+
 /// Starts a streaming request. Nothing happens until the stream is polled;
 /// dropping the stream closes the connection.
 pub(crate) fn stream<D: StreamDecoder>(

@@ -153,7 +153,10 @@ async fn a_wrong_secret_is_an_error_not_needs_auth() {
 
 #[tokio::test]
 async fn an_expired_token_is_fetched_again_before_use() {
-    let (server, entry) = with_secret(Duration::from_secs(2)).await;
+    // Token ages are whole seconds and a token is fetched again once less
+    // than half its life is left: 6 s leaves a loaded machine 2 s for the
+    // first call before that, and 4.1 s later it is due for certain.
+    let (server, entry) = with_secret(Duration::from_secs(6)).await;
     let mcp = connect_mcp(
         [("m2m", entry)],
         ConnectOptions::default().tokens(Arc::new(MemoryTokenStore::new())),
@@ -162,7 +165,7 @@ async fn an_expired_token_is_fetched_again_before_use() {
     .unwrap();
     assert!(!echo(&mcp).await.is_error);
     assert_eq!(grants(&server), 1);
-    tokio::time::sleep(Duration::from_millis(2200)).await; // the token has expired
+    tokio::time::sleep(Duration::from_millis(4100)).await; // the token is about to expire
     let out = echo(&mcp).await;
     assert!(!out.is_error, "{}", out.to_model_text());
     assert!(grants(&server) >= 2, "fetched again");

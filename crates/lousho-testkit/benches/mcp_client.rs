@@ -196,21 +196,85 @@ fn stdio_mode() -> &'static str {
     }
 }
 
-async fn connect_time(n: usize) -> Duration {
+/// Who connects in the connect-time rows.
+#[derive(Clone, Copy)]
+enum Connector {
+    Lousho,
+    Rmcp,
+    Raw,
+}
+
+/// Median time to connect to `n` stdio servers at once (spawn, handshake,
+/// `tools/list`), over 7 rounds; every round's processes are stopped after.
+async fn connect_time(who: Connector, n: usize) -> Duration {
     let mut times = Vec::new();
     for _ in 0..7 {
-        let servers: Vec<(String, McpServer)> = (0..n)
-            .map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg(stdio_mode())))
-            .collect();
         let t = Instant::now();
-        let mcp = connect_mcp(servers, ConnectOptions::default())
-            .await
-            .unwrap();
-        times.push(t.elapsed());
-        mcp.close().await;
+        match who {
+            Connector::Lousho => {
+                let servers: Vec<(String, McpServer)> = (0..n)
+                    .map(|i| (format!("s{i}"), McpServer::stdio(BIN).arg(stdio_mode())))
+                    .collect();
+                let mcp = connect_mcp(servers, ConnectOptions::default())
+                    .await
+                    .unwrap();
+                times.push(t.elapsed());
+                mcp.close().await;
+            }
+            Connector::Rmcp => {
+                let clients = futures::future::join_all((0..n).map(|_| async {
+                    let cmd = tokio::process::Command::new(BIN).configure(|c| {
+                        c.arg(stdio_mode()).kill_on_drop(true);
+                    });
+                    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+                    client.list_all_tools().await.unwrap();
+                    client
+                }))
+                .await;
+                times.push(t.elapsed());
+                for c in clients {
+                    let _ = c.cancel().await;
+                }
+            }
+            Connector::Raw => {
+                let children = futures::future::join_all((0..n).map(|_| raw_connect())).await;
+                times.push(t.elapsed());
+                for mut child in children {
+                    drop(child.stdin.take());
+                    let _ = child.wait().await;
+                }
+            }
+        }
     }
     times.sort();
     times[times.len() / 2]
+}
+
+/// The floor of a connect: spawn the floor server (no process group, no
+/// parent-death signal), write `initialize`, `initialized` and `tools/list`
+/// at once, read the two answers.
+async fn raw_connect() -> tokio::process::Child {
+    let mut child = tokio::process::Command::new(BIN)
+        .arg("floor")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    stdin
+        .write_all(format!("{init}\n{initialized}\n{list}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..2 {
+        lines.next_line().await.unwrap().unwrap();
+    }
+    child.stdin = Some(stdin);
+    child
 }
 
 #[tokio::main]
@@ -317,8 +381,18 @@ async fn main() {
     rows.push(measure("http", "raw (floor)", call, calls, window).await);
 
     // ---- connect time ----
-    let one = connect_time(1).await;
-    let ten = connect_time(10).await;
+    let mut connects = Vec::new();
+    for (name, who) in [
+        ("lousho", Connector::Lousho),
+        ("plain rmcp", Connector::Rmcp),
+        ("raw (floor)", Connector::Raw),
+    ] {
+        connects.push((
+            name,
+            connect_time(who, 1).await,
+            connect_time(who, 10).await,
+        ));
+    }
 
     println!();
     println!(
@@ -362,9 +436,19 @@ async fn main() {
         lousho_stdio.rate / rmcp_stdio.rate
     );
     println!();
-    println!("| connect (stdio, handshake + tools/list, median of 7) | ms |");
-    println!("| --- | ---: |");
-    println!("| 1 server | {:.1} |", one.as_secs_f64() * 1000.0);
-    println!("| 10 servers | {:.1} |", ten.as_secs_f64() * 1000.0);
-    println!("| ratio | {:.2}× |", ten.as_secs_f64() / one.as_secs_f64());
+    println!(
+        "Connect to stdio servers at once (spawn, handshake, tools/list; median of 7), {} cores",
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    println!();
+    println!("| client | 1 server ms | 10 servers ms | 10 vs 1 |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (name, one, ten) in connects {
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.2}× |",
+            one.as_secs_f64() * 1000.0,
+            ten.as_secs_f64() * 1000.0,
+            ten.as_secs_f64() / one.as_secs_f64()
+        );
+    }
 }

@@ -161,3 +161,46 @@ async fn python_sdk_server_over_stdio() {
     );
     mcp.close().await;
 }
+
+/// A TypeScript SDK server that elicits on the session's standalone stream
+/// (as the conformance suite's SEP-1034 scenario does) and answers GET late:
+/// the connect waits for that stream, so the first call's question arrives.
+#[tokio::test]
+async fn an_elicitation_on_the_standalone_stream_reaches_the_first_call() {
+    let Some(script) = peer("clients/standalone_elicit_server.mjs") else {
+        return;
+    };
+    if peer("node_modules/@modelcontextprotocol/sdk/package.json").is_none() {
+        return;
+    }
+    let mut child = tokio::process::Command::new("node")
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the TypeScript server did not start")
+        .unwrap()
+        .unwrap();
+    let url = line.trim_start_matches("listening on ").to_owned();
+    let options = ConnectOptions::default().elicitation(
+        |request: lousho::mcp::client::ElicitationRequest| async move {
+            lousho::mcp::client::ElicitationResponse::Accept(request.defaults())
+        },
+    );
+    let mcp = connect_mcp([("ts", McpServer::http(url))], options)
+        .await
+        .unwrap();
+    let ask = mcp.tools().get("ts__ask").unwrap().clone();
+    let out = tokio::time::timeout(Duration::from_secs(10), call(&ask, json!({})))
+        .await
+        .expect("the elicitation was lost: the call never ended");
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(out.to_model_text(), r#"accept: {"name":"John Doe"}"#);
+    mcp.close().await;
+    child.kill().await.unwrap();
+}

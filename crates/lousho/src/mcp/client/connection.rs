@@ -322,7 +322,7 @@ impl Connection {
     ) -> Result<Live, McpError> {
         let handler = Handler::new(&self.name, self.elicitation.clone());
         let timeout = self.entry.startup_timeout;
-        let live = match &self.entry.transport {
+        let (live, standalone) = match &self.entry.transport {
             McpTransport::Stdio(config) => {
                 let (process, stdout, stdin) =
                     StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
@@ -384,27 +384,28 @@ impl Connection {
             }
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
-                let served = match &self.oauth {
+                let (served, standalone) = match &self.oauth {
                     Some(link) => {
                         serve_oauth(&self.name, link, config, &handler, lifecycle, timeout).await?
                     }
                     None => {
-                        let transport =
+                        let (transport, standalone) =
                             http::transport(config).map_err(|message| McpError::Http {
                                 server: self.name.clone(),
                                 url: url.clone(),
                                 message,
                                 status: None,
                             })?;
-                        tokio::time::timeout(
+                        let served = tokio::time::timeout(
                             timeout,
                             handler.clone().serve_with_lifecycle(transport, lifecycle),
                         )
-                        .await
+                        .await;
+                        (served, standalone)
                     }
                 };
                 match served {
-                    Ok(Ok(service)) => Live::new(service, handler, None, None),
+                    Ok(Ok(service)) => (Live::new(service, handler, None, None), Some(standalone)),
                     Ok(Err(e)) => {
                         *rejected = rejects_initialize(&e);
                         let message = describe_init(&e);
@@ -425,7 +426,18 @@ impl Connection {
                 }
             }
         };
-        self.finish(live, timeout).await
+        let live = self.finish(live, timeout).await?;
+        // Server-initiated messages sent before the session's GET stream is
+        // open would be lost (see `http::standalone`).
+        if let Some(standalone) = standalone
+            && !standalone.settled(http::STANDALONE_WAIT).await
+        {
+            tracing::debug!(
+                server = %self.name,
+                "the standalone SSE stream was not answered in time; going on"
+            );
+        }
+        Ok(live)
     }
 
     /// Lists the tools, installs them, and starts watching for list changes.

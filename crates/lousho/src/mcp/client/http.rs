@@ -2,7 +2,13 @@
 //! server (rmcp's default disables pooling), no global timeout (it would cut
 //! long SSE streams), and our redirect policy: same-origin 307/308 only, so
 //! credentials and session ids never follow a redirect elsewhere and a POST
-//! never turns into a GET.
+//! never turns into a GET. The client is [`Watched`], so a connect can wait for
+//! the session's standalone stream ([`standalone`]).
+
+mod standalone;
+
+use standalone::Watched;
+pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 
 use super::config::HttpTransport;
 use reqwest::header::{HeaderName, HeaderValue};
@@ -48,14 +54,12 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
         .clone()
 }
 
+/// A transport for `config` and the handle on its standalone stream.
+pub(crate) type Transport<C> = (StreamableHttpClientTransport<Watched<C>>, StandaloneStream);
+
 /// Builds the transport for `config`; the error names the bad header.
-pub(crate) fn transport(
-    config: &HttpTransport,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    Ok(StreamableHttpClientTransport::with_client(
-        shared_client()?,
-        transport_config(config)?,
-    ))
+pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Client>, String> {
+    watched(shared_client()?, config)
 }
 
 /// The transport of an `oauth` entry: requests go through rmcp's
@@ -63,11 +67,17 @@ pub(crate) fn transport(
 pub(crate) fn auth_transport(
     config: &HttpTransport,
     client: AuthClient<reqwest::Client>,
-) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, String> {
-    Ok(StreamableHttpClientTransport::with_client(
-        client,
-        transport_config(config)?,
-    ))
+) -> Result<Transport<AuthClient<reqwest::Client>>, String> {
+    watched(client, config)
+}
+
+fn watched<C>(client: C, config: &HttpTransport) -> Result<Transport<C>, String>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
+{
+    let (client, standalone) = Watched::new(client);
+    let transport = StreamableHttpClientTransport::with_client(client, transport_config(config)?);
+    Ok((transport, standalone))
 }
 
 fn transport_config(config: &HttpTransport) -> Result<StreamableHttpClientTransportConfig, String> {

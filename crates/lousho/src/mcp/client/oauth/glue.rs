@@ -45,7 +45,7 @@ pub(crate) async fn serve_oauth(
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
     timeout: Duration,
-) -> Result<Served, McpError> {
+) -> Result<(Served, http::StandaloneStream), McpError> {
     link.reset_attempts();
     loop {
         let client = link.client().await.map_err(|e| match e {
@@ -60,12 +60,13 @@ pub(crate) async fn serve_oauth(
                 error,
             },
         })?;
-        let transport = http::auth_transport(config, client).map_err(|message| McpError::Http {
-            server: server.to_owned(),
-            url: http::display_url(&config.url),
-            message,
-            status: None,
-        })?;
+        let (transport, standalone) =
+            http::auth_transport(config, client).map_err(|message| McpError::Http {
+                server: server.to_owned(),
+                url: http::display_url(&config.url),
+                message,
+                status: None,
+            })?;
         let served = tokio::time::timeout(
             timeout,
             handler
@@ -90,7 +91,7 @@ pub(crate) async fn serve_oauth(
             Err(_) => None,
         };
         let Some(challenge) = challenge else {
-            return Ok(served);
+            return Ok((served, standalone));
         };
         if let Ok(Ok(service)) = served {
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;

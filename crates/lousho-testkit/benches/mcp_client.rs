@@ -1,12 +1,14 @@
 //! MCP client benchmark: lousho's client vs a plain rmcp client vs a raw
 //! client, all against the same servers — a bare newline-JSON / bare-HTTP
 //! echo that speaks just enough MCP to connect (the floor) — over stdio and
-//! Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio servers.
+//! Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio servers
+//! (lousho, plain rmcp, and a raw spawn-and-handshake floor).
 //! Prints a table.
 //!
 //! Run: `cargo bench -p lousho-testkit --bench mcp_client`
 //! (`MCP_BENCH_SECS` sets the throughput window, default 5;
 //! `MCP_BENCH_CALLS` the sequential calls, default 2000;
+//! `MCP_BENCH_ROUNDS` the interleaved rounds whose median is shown, default 3;
 //! `MCP_BENCH_SERVER=fixture` points lousho's and rmcp's clients at the rmcp
 //! fixture server instead, to see a real server's share).
 
@@ -44,6 +46,21 @@ struct Row {
     p50: Duration,
     p99: Duration,
     rate: f64,
+}
+
+/// The median of each figure over the rounds of one client.
+fn median_row(runs: Vec<Row>) -> Row {
+    fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    }
+    Row {
+        transport: runs[0].transport,
+        client: runs[0].client,
+        p50: median(runs.iter().map(|r| r.p50).collect()),
+        p99: median(runs.iter().map(|r| r.p99).collect()),
+        rate: median(runs.iter().map(|r| r.rate).collect()),
+    }
 }
 
 async fn measure(
@@ -287,29 +304,36 @@ async fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2000);
+    let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let window = Duration::from_secs(secs);
-    let mut rows = Vec::new();
+    // Every client is connected first and stays connected; the rounds then
+    // take turns (lousho, rmcp, floor, ...) so drift on the machine hits all
+    // of them alike, and each figure is the median over the rounds.
+    let mut subjects: Vec<(&'static str, &'static str, CallFn)> = Vec::new();
 
     // ---- stdio ----
-    let mcp = connect_mcp(
+    let stdio_mcp = connect_mcp(
         [("fx", McpServer::stdio(BIN).arg(stdio_mode()))],
         ConnectOptions::default(),
     )
     .await
     .unwrap();
-    let tool = mcp.tools().get("fx__echo").unwrap().clone();
-    rows.push(measure("stdio", "lousho", lousho_call(tool), calls, window).await);
-    mcp.close().await;
+    let tool = stdio_mcp.tools().get("fx__echo").unwrap().clone();
+    subjects.push(("stdio", "lousho", lousho_call(tool)));
 
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
         c.arg(stdio_mode()).kill_on_drop(true);
     });
-    let rmcp_client = Arc::new(
+    let rmcp_stdio = Arc::new(
         ().serve(TokioChildProcess::new(cmd).unwrap())
             .await
             .unwrap(),
     );
-    let c = rmcp_client.clone();
+    let c = rmcp_stdio.clone();
     let call: CallFn = Arc::new(move || {
         let c = c.clone();
         Box::pin(async move {
@@ -318,8 +342,7 @@ async fn main() {
                 .unwrap();
         })
     });
-    rows.push(measure("stdio", "plain rmcp", call, calls, window).await);
-    drop(Arc::try_unwrap(rmcp_client).ok().map(|c| c.cancel()));
+    subjects.push(("stdio", "plain rmcp", call));
 
     let raw = RawStdio::spawn().await;
     let r = raw.clone();
@@ -327,7 +350,7 @@ async fn main() {
         let r = r.clone();
         Box::pin(async move { r.call().await })
     });
-    rows.push(measure("stdio", "raw (floor)", call, calls, window).await);
+    subjects.push(("stdio", "raw (floor)", call));
 
     // ---- HTTP (servers in their own processes) ----
     let (floor_url, _floor) = http_child("floor-http").await;
@@ -337,19 +360,18 @@ async fn main() {
     } else {
         (floor_url.clone(), None)
     };
-    let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default())
+    let http_mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default())
         .await
         .unwrap();
-    let tool = mcp.tools().get("web__echo").unwrap().clone();
-    rows.push(measure("http", "lousho", lousho_call(tool), calls, window).await);
-    mcp.close().await;
+    let tool = http_mcp.tools().get("web__echo").unwrap().clone();
+    subjects.push(("http", "lousho", lousho_call(tool)));
 
-    let rmcp_client = Arc::new(
+    let rmcp_http = Arc::new(
         ().serve(StreamableHttpClientTransport::from_uri(url.as_str()))
             .await
             .unwrap(),
     );
-    let c = rmcp_client.clone();
+    let c = rmcp_http.clone();
     let call: CallFn = Arc::new(move || {
         let c = c.clone();
         Box::pin(async move {
@@ -358,7 +380,7 @@ async fn main() {
                 .unwrap();
         })
     });
-    rows.push(measure("http", "plain rmcp", call, calls, window).await);
+    subjects.push(("http", "plain rmcp", call));
 
     let http = reqwest::Client::new();
     let next = Arc::new(AtomicU64::new(1));
@@ -378,7 +400,24 @@ async fn main() {
             let _ = r.bytes().await.unwrap();
         })
     });
-    rows.push(measure("http", "raw (floor)", call, calls, window).await);
+    subjects.push(("http", "raw (floor)", call));
+
+    let mut runs: Vec<Vec<Row>> = subjects.iter().map(|_| Vec::new()).collect();
+    for round in 1..=rounds {
+        eprintln!("round {round}/{rounds}");
+        for ((transport, client, call), runs) in subjects.iter().zip(&mut runs) {
+            runs.push(measure(transport, client, call.clone(), calls, window).await);
+        }
+    }
+    let rows: Vec<Row> = runs.into_iter().map(median_row).collect();
+    stdio_mcp.close().await;
+    http_mcp.close().await;
+    drop(subjects);
+    for client in [rmcp_stdio, rmcp_http] {
+        if let Ok(client) = Arc::try_unwrap(client) {
+            let _ = client.cancel().await;
+        }
+    }
 
     // ---- connect time ----
     let mut connects = Vec::new();
@@ -396,7 +435,7 @@ async fn main() {
 
     println!();
     println!(
-        "MCP tool-call latency ({calls} sequential calls) and throughput (32 in flight, {secs} s); echo tool"
+        "MCP tool-call latency ({calls} sequential calls) and throughput (32 in flight, {secs} s); echo tool; median of {rounds} interleaved rounds"
     );
     println!();
     println!(

@@ -5,6 +5,10 @@ use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
+/// One question on the terminal at a time (approvals of tools running side by
+/// side, servers' elicitations).
+pub static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Asks on the terminal when stdin is one; otherwise denies with a message
 /// saying how to allow the tool.
 pub fn install(builder: AgentBuilder) -> AgentBuilder {
@@ -51,6 +55,14 @@ async fn ask(request: ApprovalRequest, always: Arc<Mutex<HashSet<String>>>) -> A
         .map(|o| format!(" (MCP server `{o}`)"))
         .unwrap_or_default();
     let input = serde_json::to_string(&request.input).unwrap_or_default();
+    let _turn = TERMINAL.lock().await;
+    if always
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(&tool)
+    {
+        return ApprovalDecision::Approve;
+    }
     let prompt = format!(
         "approve `{tool}`{origin} [{}] with {input}? [y]es / [n]o / [a]lways for this tool: ",
         request.reason

@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// Who answers approval questions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Approvals {
-    /// The terminal (y/n/always); denied with a hint when stdin is not one.
+    /// The terminal (y/n/always, and servers' questions); denied with a hint
+    /// when stdin is not one (and servers are told nobody can answer).
     Terminal,
     /// Nobody: a call that needs approval pauses the run (serving over MCP
     /// turns that into an `isError` result).
@@ -64,6 +65,9 @@ pub fn build(
         ModelChoice::Model(m) => builder.model(m),
     };
     let mut options = ConnectOptions::default();
+    if approvals == Approvals::Terminal {
+        options = crate::elicit::install(options);
+    }
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
         options = options.tokens(store);
     }

@@ -9,6 +9,7 @@ mod approve;
 mod browser;
 mod call;
 mod cli;
+mod elicit;
 mod exit;
 mod load;
 mod login;

@@ -1,0 +1,330 @@
+//! Servers asking the user (`elicitation/create`), answered on the terminal:
+//! the server's message, then one line per field (Enter keeps the default),
+//! then send / decline / cancel. Without a terminal on stdin no handler is
+//! set, so servers are told this client cannot answer.
+
+use lousho::mcp::ConnectOptions;
+use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
+use serde_json::{Map, Value};
+use std::io::{BufRead, IsTerminal, Write};
+
+/// How often a field is asked again after an answer that does not fit.
+const TRIES: usize = 3;
+
+/// Adds the terminal handler when stdin is a terminal.
+pub fn install(options: ConnectOptions) -> ConnectOptions {
+    if !std::io::stdin().is_terminal() {
+        return options;
+    }
+    options.elicitation(|request: ElicitationRequest| async move {
+        let _turn = crate::approve::TERMINAL.lock().await;
+        let answer = tokio::task::spawn_blocking(move || {
+            ask(
+                &request,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stderr(),
+            )
+        })
+        .await;
+        // A failed prompt task cancels (the server sees no decision).
+        answer.unwrap_or(ElicitationResponse::Cancel)
+    })
+}
+
+/// One field of the form.
+struct Field<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    required: bool,
+}
+
+impl Field<'_> {
+    fn kind(&self) -> &str {
+        self.schema
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("string")
+    }
+
+    /// The allowed values of an enum (`enum`, or titled `oneOf` consts).
+    fn choices(&self) -> Vec<Value> {
+        if let Some(values) = self.schema.get("enum").and_then(Value::as_array) {
+            return values.clone();
+        }
+        self.schema
+            .get("oneOf")
+            .or_else(|| self.schema.get("anyOf"))
+            .and_then(Value::as_array)
+            .map(|options| {
+                options
+                    .iter()
+                    .filter_map(|o| o.get("const").cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn prompt(&self, choices: &[Value]) -> String {
+        let mut prompt = format!("  {}", self.name);
+        let about = self
+            .schema
+            .get("description")
+            .or_else(|| self.schema.get("title"))
+            .and_then(Value::as_str);
+        if let Some(about) = about {
+            prompt.push_str(&format!(" — {about}"));
+        }
+        let mut hints = vec![self.kind().to_owned()];
+        if !choices.is_empty() {
+            let list: Vec<String> = choices.iter().map(plain).collect();
+            hints.push(format!("one of {}", list.join(" | ")));
+        }
+        if let Some(default) = self.schema.get("default") {
+            hints.push(format!("Enter for {}", plain(default)));
+        } else if !self.required {
+            hints.push("Enter to skip".into());
+        }
+        prompt.push_str(&format!(" ({}): ", hints.join(", ")));
+        prompt
+    }
+
+    /// The typed value of an answer, or why it does not fit.
+    fn parse(&self, text: &str, choices: &[Value]) -> Result<Value, String> {
+        let value = match self.kind() {
+            "integer" => text
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| "a whole number, please".to_owned())?,
+            "number" => text
+                .parse::<f64>()
+                .ok()
+                .and_then(|n| serde_json::Number::from_f64(n).map(Value::Number))
+                .ok_or_else(|| "a number, please".to_owned())?,
+            "boolean" => match text.to_ascii_lowercase().as_str() {
+                "y" | "yes" | "true" => Value::Bool(true),
+                "n" | "no" | "false" => Value::Bool(false),
+                _ => return Err("yes or no, please".into()),
+            },
+            _ => Value::String(text.to_owned()),
+        };
+        if !choices.is_empty() && !choices.contains(&value) {
+            let list: Vec<String> = choices.iter().map(plain).collect();
+            return Err(format!("one of {}, please", list.join(" | ")));
+        }
+        Ok(value)
+    }
+}
+
+/// A value as the user would type it (strings without quotes).
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Asks for one request on `out`, reading answers from `input`. End of input
+/// cancels.
+pub fn ask(
+    request: &ElicitationRequest,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> ElicitationResponse {
+    let schema = &request.requested_schema;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<Field<'_>> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .map(|(name, schema)| Field {
+                    name,
+                    schema,
+                    required: required.contains(&name.as_str()),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "MCP server `{}` asks: {}",
+        request.server, request.message
+    );
+    let mut content = Map::new();
+    for field in &fields {
+        match ask_field(field, input, out) {
+            Asked::Value(Some(value)) => {
+                content.insert(field.name.to_owned(), value);
+            }
+            Asked::Value(None) => {}
+            Asked::Gave => return ElicitationResponse::Decline,
+            Asked::Closed => return ElicitationResponse::Cancel,
+        }
+    }
+    let _ = write!(
+        out,
+        "send to `{}`? [y]es / [n]o (decline) / [c]ancel: ",
+        request.server
+    );
+    let _ = out.flush();
+    match read_line(input)
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("y" | "yes" | "") => ElicitationResponse::Accept(content),
+        Some("n" | "no") => ElicitationResponse::Decline,
+        _ => ElicitationResponse::Cancel,
+    }
+}
+
+enum Asked {
+    /// The value (or nothing, for an optional field left empty).
+    Value(Option<Value>),
+    /// A required field got no usable answer: decline.
+    Gave,
+    /// Input closed: cancel.
+    Closed,
+}
+
+fn ask_field(field: &Field<'_>, input: &mut impl BufRead, out: &mut impl Write) -> Asked {
+    let choices = field.choices();
+    for _ in 0..TRIES {
+        let _ = write!(out, "{}", field.prompt(&choices));
+        let _ = out.flush();
+        let Some(line) = read_line(input) else {
+            let _ = writeln!(out);
+            return Asked::Closed;
+        };
+        if line.is_empty() {
+            match field.schema.get("default") {
+                Some(default) => return Asked::Value(Some(default.clone())),
+                None if !field.required => return Asked::Value(None),
+                None => {
+                    let _ = writeln!(out, "    `{}` is required", field.name);
+                    continue;
+                }
+            }
+        }
+        match field.parse(&line, &choices) {
+            Ok(value) => return Asked::Value(Some(value)),
+            Err(hint) => {
+                let _ = writeln!(out, "    {hint}");
+            }
+        }
+    }
+    let _ = writeln!(out, "    no usable answer for `{}`: declining", field.name);
+    Asked::Gave
+}
+
+/// One trimmed line; `None` at end of input or on a read error.
+fn read_line(input: &mut impl BufRead) -> Option<String> {
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim().to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn form() -> ElicitationRequest {
+        ElicitationRequest::new(
+            "crm",
+            "Who are you?",
+            json!({"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "description": "Your name"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number"},
+                "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+                "verified": {"type": "boolean"}
+            }}),
+        )
+    }
+
+    fn answer(request: &ElicitationRequest, typed: &str) -> (ElicitationResponse, String) {
+        let mut out = Vec::new();
+        let response = ask(request, &mut typed.as_bytes(), &mut out);
+        (response, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn typed_answers_defaults_and_skips_make_the_content() {
+        // Fields come in name order: age (default), name, score (skipped),
+        // status, verified, then send.
+        let (response, shown) = answer(&form(), "\nAda\n\ninactive\ny\n\n");
+        let ElicitationResponse::Accept(content) = response else {
+            panic!("{response:?}")
+        };
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "Ada", "age": 30, "status": "inactive", "verified": true})
+        );
+        assert!(
+            shown.starts_with("MCP server `crm` asks: Who are you?"),
+            "{shown}"
+        );
+        assert!(shown.contains("name — Your name (string): "), "{shown}");
+        assert!(shown.contains("age (integer, Enter for 30)"), "{shown}");
+        assert!(shown.contains("one of active | inactive"), "{shown}");
+    }
+
+    #[test]
+    fn answers_that_do_not_fit_are_asked_again() {
+        // age "old" → again → 41; score "x" → again → 2.5; status "gone" → again → Enter
+        let (response, shown) = answer(&form(), "old\n41\nAda\nx\n2.5\ngone\n\nno\nyes\n");
+        let ElicitationResponse::Accept(content) = response else {
+            panic!("{response:?}")
+        };
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "Ada", "age": 41, "score": 2.5, "status": "active", "verified": false})
+        );
+        assert!(shown.contains("a whole number, please"), "{shown}");
+        assert!(shown.contains("a number, please"), "{shown}");
+        assert!(
+            shown.contains("one of active | inactive, please"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_required_field_left_empty_declines_after_three_tries() {
+        let (response, shown) = answer(&form(), "\n\n\n\n");
+        assert_eq!(response, ElicitationResponse::Decline);
+        assert_eq!(shown.matches("`name` is required").count(), 3, "{shown}");
+    }
+
+    #[test]
+    fn no_declines_and_closed_input_cancels() {
+        let (response, _) = answer(&form(), "\nAda\n\n\n\nn\n");
+        assert_eq!(response, ElicitationResponse::Decline);
+        let (response, _) = answer(&form(), "\nAda\n");
+        assert_eq!(response, ElicitationResponse::Cancel);
+        let (response, _) = answer(&form(), "\nAda\n\n\n\nc\n");
+        assert_eq!(response, ElicitationResponse::Cancel);
+    }
+
+    #[test]
+    fn titled_enums_take_their_consts() {
+        let request = ElicitationRequest::new(
+            "s",
+            "Pick",
+            json!({"type": "object", "properties": {"size": {"type": "string",
+                "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]}}}),
+        );
+        let (response, _) = answer(&request, "m\nl\n\n");
+        assert_eq!(
+            response,
+            ElicitationResponse::Accept(json!({"size": "l"}).as_object().unwrap().clone())
+        );
+    }
+}

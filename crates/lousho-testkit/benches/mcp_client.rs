@@ -119,15 +119,20 @@ struct RawStdio {
     _child: tokio::process::Child,
 }
 
+/// The floor server over pipes (no process group, no parent-death signal).
+fn floor_child() -> tokio::process::Child {
+    tokio::process::Command::new(BIN)
+        .arg("floor")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 impl RawStdio {
     async fn spawn() -> Arc<Self> {
-        let mut child = tokio::process::Command::new(BIN)
-            .arg("floor")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut child = floor_child();
         let mut stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -267,17 +272,10 @@ async fn connect_time(who: Connector, n: usize) -> Duration {
     times[times.len() / 2]
 }
 
-/// The floor of a connect: spawn the floor server (no process group, no
-/// parent-death signal), write `initialize`, `initialized` and `tools/list`
+/// The floor of a connect: spawn the floor server, write `initialize`, `initialized` and `tools/list`
 /// at once, read the two answers.
 async fn raw_connect() -> tokio::process::Child {
-    let mut child = tokio::process::Command::new(BIN)
-        .arg("floor")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = floor_child();
     let mut stdin = child.stdin.take().unwrap();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});

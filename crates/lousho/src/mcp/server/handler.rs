@@ -114,6 +114,7 @@ impl ServerHandler for LoushoServer {
         let run_cancel = inner.shutdown.child_token();
         // Over HTTP a cancel notification may cancel this call too.
         let request_cancel = cx.ct.child_token();
+        let id = cx.id.to_string();
         let _registration = cx
             .extensions
             .get::<axum::http::request::Parts>()
@@ -121,7 +122,7 @@ impl ServerHandler for LoushoServer {
             .map(|p| {
                 inner
                     .cancels
-                    .register(p, cx.id.to_string(), request_cancel.clone())
+                    .register(p, id.clone(), request_cancel.clone())
             });
         if request.name == inner.agent_tool {
             let progress = cx
@@ -153,7 +154,7 @@ impl ServerHandler for LoushoServer {
             ));
         }
         let call = ToolCall {
-            id: cx.id.to_string(),
+            id,
             name: request.name.to_string(),
             arguments: request
                 .arguments

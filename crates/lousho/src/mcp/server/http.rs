@@ -87,7 +87,7 @@ pub(crate) fn router(
         config,
     );
     let screened = Screened {
-        inner: service,
+        inner: Arc::new(service),
         screen: Screen {
             cancels,
             max_body_bytes: opts.max_body_bytes,
@@ -103,25 +103,21 @@ pub(crate) fn router(
     }
 }
 
-/// rmcp's service behind the POST screen: a plain tower `Service` rather
-/// than an axum `from_fn` middleware, which would box and clone the inner
-/// service stack on every request.
+/// rmcp's stateless Streamable HTTP service for our handler.
+type McpService = StreamableHttpService<LoushoServer, NeverSessionManager>;
+
+/// rmcp's service behind our POST screen: a plain tower `Service` (an axum
+/// `from_fn` middleware would box and clone the stack per request), and the
+/// inner service is shared, not cloned: rmcp's own
+/// `Service::call` clones the whole service (its config's host and origin
+/// lists included) for every request, so requests go to `handle` directly.
 #[derive(Clone)]
-struct Screened<S> {
-    inner: S,
+struct Screened {
+    inner: Arc<McpService>,
     screen: Screen,
 }
 
-impl<S, B> tower_service::Service<Request> for Screened<S>
-where
-    S: tower_service::Service<Request, Response = axum::http::Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
+impl tower_service::Service<Request> for Screened {
     type Response = Response;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
@@ -131,7 +127,7 @@ where
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let mut inner = self.inner.clone();
+        let inner = self.inner.clone();
         let screen = self.screen.clone();
         Box::pin(async move {
             let req = if req.method() == Method::POST {
@@ -142,16 +138,11 @@ where
             } else {
                 req
             };
-            std::future::poll_fn(|cx| inner.poll_ready(cx)).await?;
-            Ok(inner.call(req).await?.map(Body::new))
+            Ok(inner.handle(req).await.map(Body::new))
         })
     }
 }
 
-/// Reads a POST body once (up to the size limit: `413` past it), answers
-/// malformed JSON or JSON-RPC with a JSON-RPC error (`-32700` / `-32600`),
-/// tags the request with its principal, and applies `notifications/cancelled`
-/// to the matching in-flight call (see `cancel.rs`).
 async fn screen_post(screen: &Screen, req: Request) -> Result<Request, Response> {
     let principal = Principal(
         req.headers()
@@ -197,11 +188,15 @@ enum Envelope {
     Bad(Response),
 }
 
+/// The JSON-RPC envelope of a POST body (strings borrowed from the body when
+/// they hold no escapes).
 #[derive(serde::Deserialize)]
-struct RawEnvelope {
-    jsonrpc: Option<String>,
+struct RawEnvelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
     id: Option<serde_json::Value>,
-    method: Option<String>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
     result: Option<serde::de::IgnoredAny>,
     error: Option<serde::de::IgnoredAny>,
 }

@@ -143,6 +143,11 @@ impl tower_service::Service<Request> for Screened {
     }
 }
 
+/// Reads a POST body once (up to the size limit: `413` past it), answers
+/// malformed JSON or JSON-RPC with a JSON-RPC error (`-32700` / `-32600`),
+/// tags the request with its principal, and applies `notifications/cancelled`
+/// to the matching in-flight call (see `cancel.rs`). `Err` is the response to
+/// send instead of passing the request on.
 async fn screen_post(screen: &Screen, req: Request) -> Result<Request, Response> {
     let principal = Principal(
         req.headers()
@@ -174,7 +179,7 @@ async fn screen_post(screen: &Screen, req: Request) -> Result<Request, Response>
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
-/// What the POST middleware needs.
+/// What the POST screen needs.
 #[derive(Clone)]
 struct Screen {
     cancels: CancelRegistry,

@@ -24,7 +24,7 @@ pub use stream::AgentStream;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};
-use crate::tool::{ConversationState, Tool, ToolSet, ToolSource};
+use crate::tool::{ConversationState, Tool, ToolSet, ToolSource, ToolSpec};
 use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
@@ -235,6 +235,18 @@ impl Agent {
             name,
             tool.as_ref().map(|t| t.spec()),
         )
+    }
+
+    /// The decision for `spec`'s tool before any input is seen (as
+    /// [`tool_decision`](Agent::tool_decision), for a tool in hand):
+    /// what `serve_mcp` exposes and advertises.
+    pub(crate) fn decision_for(&self, spec: &ToolSpec) -> ToolDecision {
+        crate::policy::tool_decision(&self.inner.permissions, &spec.name, Some(spec))
+    }
+
+    /// Whether the agent has tool sources (MCP servers) besides its own tools.
+    pub(crate) fn has_tool_sources(&self) -> bool {
+        !self.inner.sources.is_empty()
     }
 
     /// Whether an approval handler answers questions (without one, a run

@@ -5,7 +5,9 @@
 //!
 //! Every tool call the model makes goes through these steps, in order; the
 //! first step that decides, decides. This is the one place the order is
-//! written down (`docs/approvals.md` shows it with examples).
+//! written down (`docs/approvals.md` shows it with examples), and
+//! [`decide_call`] is the one place it is coded: the run loop, `lousho tools`
+//! and `serve_mcp` all decide through it.
 //!
 //! 1. **Permission rules** ([`Permissions`], set with
 //!    [`AgentBuilder::permissions`](crate::AgentBuilder::permissions)).
@@ -60,9 +62,10 @@ pub use ask::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, ORIGIN_METADATA_KEY,
     approval_handler,
 };
+pub(crate) use decision::rule_denial;
 pub use decision::{
-    Decision, DecisionReason, ParseDecisionReasonError, ToolDecision, policy_decision,
-    tool_decision,
+    CallDecision, Decision, DecisionReason, ParseDecisionReasonError, ToolDecision, decide_call,
+    policy_decision, tool_decision,
 };
 pub use permission::{
     CanUseTool, CompiledPermissions, PermissionError, PermissionResult, PermissionRule,

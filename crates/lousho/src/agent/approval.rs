@@ -5,8 +5,8 @@ use super::execute::run_tool_calls;
 use super::{AgentError, AgentEvent, AgentInner};
 use crate::model::ToolCall;
 use crate::policy::{
-    ApprovalDecision, ApprovalRequest, Decision, DecisionReason, Decisions, PermissionResult,
-    RuleDecision, policy_decision,
+    ApprovalDecision, ApprovalRequest, Decision, DecisionReason, Decisions, RuleDecision,
+    decide_call, rule_denial,
 };
 use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::FutureExt;
@@ -147,61 +147,32 @@ impl TurnContext<'_> {
         }
     }
 
-    /// Steps 1-3 of the decision order for one call.
+    /// Steps 1-3 of the decision order for one call ([`decide_call`]).
     async fn decide(&self, call: &ToolCall) -> Gate {
-        let permissions = &self.inner.permissions;
         let spec = self.tools.get(&call.name).map(|t| t.spec());
-        if let Some(rule) = permissions.matching_rule(&call.name) {
-            let reason = DecisionReason::Rule {
-                pattern: rule.tool.clone(),
-            };
-            return match rule.decision {
-                RuleDecision::Allow => Gate::RUN,
-                RuleDecision::Deny => Gate::deny(format!(
-                    "The call to `{}` was denied by a permission rule (`{}`); do not retry it.",
-                    call.name, rule.tool
-                )),
-                // An unknown tool has nothing to approve; running it gives
-                // the model the "unknown tool" result.
-                RuleDecision::Ask => match spec {
-                    Some(spec) => Gate::Ask(ApprovalRequest::new(
-                        &call.id,
-                        spec,
-                        call.arguments.clone(),
-                        reason,
-                    )),
-                    None => Gate::RUN,
-                },
-            };
-        }
-        // Unknown tools run into the "unknown tool" error result.
-        let Some(spec) = spec else { return Gate::RUN };
-        match permissions.check_call(&call.name, &call.arguments).await {
-            Some(PermissionResult::Allow) => return Gate::RUN,
-            Some(PermissionResult::Deny { message }) => {
-                return Gate::deny(format!("The call to `{}` was denied: {message}", call.name));
+        let decided = decide_call(
+            &self.inner.permissions,
+            &call.name,
+            spec,
+            Some(&call.arguments),
+        )
+        .await;
+        match (decided.decision.decision, spec) {
+            (Decision::Run, _) => Gate::RUN,
+            // Unknown tools run into the "unknown tool" error result.
+            (Decision::Deny, _) if decided.decision.reason == DecisionReason::UnknownTool => {
+                Gate::RUN
             }
-            Some(PermissionResult::Ask) => {
-                let request = ApprovalRequest::new(
-                    &call.id,
-                    spec,
-                    call.arguments.clone(),
-                    DecisionReason::Callback,
-                );
-                return Gate::Ask(request);
-            }
-            Some(PermissionResult::UsePolicy) | None => {}
-        }
-        let decision = policy_decision(spec);
-        match decision.decision {
-            Decision::Run => Gate::RUN,
-            Decision::Deny => Gate::deny(format!("The call to `{}` was denied.", call.name)),
-            Decision::Ask => Gate::Ask(ApprovalRequest::new(
+            (Decision::Deny, _) => Gate::deny(decided.denial(&call.name)),
+            (Decision::Ask, Some(spec)) => Gate::Ask(ApprovalRequest::new(
                 &call.id,
                 spec,
                 call.arguments.clone(),
-                decision.reason,
+                decided.decision.reason,
             )),
+            // An unknown tool has nothing to approve; running it gives
+            // the model the "unknown tool" result.
+            (Decision::Ask, None) => Gate::RUN,
         }
     }
 
@@ -211,10 +182,7 @@ impl TurnContext<'_> {
         if let Some(rule) = self.inner.permissions.matching_rule(&call.name)
             && rule.decision == RuleDecision::Deny
         {
-            return Verdict::Deny(format!(
-                "The call to `{}` was denied by a permission rule (`{}`); do not retry it.",
-                call.name, rule.tool
-            ));
+            return Verdict::Deny(rule_denial(&call.name, &rule.tool));
         }
         match answer {
             Some(answer) => answer_verdict(call, answer.clone()),

@@ -105,15 +105,11 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let all_direct = options::direct_tool_set(&tools)?;
     let mut direct = ToolSet::new();
     for tool in all_direct.iter() {
-        if is_exposed(
-            &agent.inner.permissions,
-            tool.as_ref(),
-            allow_approval_tools,
-        ) {
+        if is_exposed(&agent, tool.as_ref(), allow_approval_tools) {
             direct.insert(tool.clone())?;
         } else {
             let name = &tool.spec().name;
-            if annotations::decision(&agent.inner.permissions, tool.as_ref()) == Decision::Deny {
+            if annotations::decision(&agent, tool.as_ref()) == Decision::Deny {
                 tracing::warn!(tool = %name, "not exposing a tool the agent's permission rules deny");
             } else {
                 tracing::warn!(
@@ -132,7 +128,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         .into());
     }
 
-    let reachable = if agent.inner.sources.is_empty() {
+    let reachable = if !agent.has_tool_sources() {
         Some(agent.tools()?)
     } else {
         match agent.ready().await {
@@ -143,7 +139,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             }
         }
     };
-    let agent_annotations = agent_tool_annotations(&agent.inner.permissions, reachable.as_ref());
+    let agent_annotations = agent_tool_annotations(&agent, reachable.as_ref());
     let agent_tool = rmcp::model::Tool::new(
         tool_name,
         description.clone(),
@@ -155,7 +151,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     .with_annotations(to_rmcp_annotations(&agent_annotations));
     let direct_listed = direct
         .iter()
-        .map(|t| to_rmcp_tool(&agent.inner.permissions, t.as_ref()))
+        .map(|t| to_rmcp_tool(&agent, t.as_ref()))
         .collect();
 
     let shutdown = CancellationToken::new();

@@ -1,9 +1,12 @@
-//! The static decision for a tool: rules, then its approval policy.
+//! The decision order, written once: rules, the `can_use_tool` callback,
+//! then the tool's approval policy.
 
 use super::Approval;
-use super::permission::{CompiledPermissions, RuleDecision};
+use super::permission::{CompiledPermissions, PermissionResult, RuleDecision};
 use crate::tool::ToolSpec;
+use futures::FutureExt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 
@@ -139,29 +142,117 @@ impl ToolDecision {
     }
 }
 
-/// The static decision for the tool named `name` (its spec, when such a tool exists).
-pub fn tool_decision(
+/// One call through the decision order ([the module docs](crate::policy)
+/// list it): what happens to it, why, and for a denial the message the
+/// model gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallDecision {
+    /// What happens to the call, and which step decided.
+    pub decision: ToolDecision,
+    /// The `can_use_tool` callback's message when it denied the call.
+    pub message: Option<String>,
+}
+
+impl CallDecision {
+    fn new(decision: Decision, reason: DecisionReason) -> Self {
+        ToolDecision::new(decision, reason).into()
+    }
+
+    /// The error text the model gets when the call of `name` is denied.
+    pub fn denial(&self, name: &str) -> String {
+        match (&self.decision.reason, &self.message) {
+            (DecisionReason::Rule { pattern }, _) => rule_denial(name, pattern),
+            (_, Some(message)) => format!("The call to `{name}` was denied: {message}"),
+            (_, None) => format!("The call to `{name}` was denied."),
+        }
+    }
+}
+
+impl From<ToolDecision> for CallDecision {
+    fn from(decision: ToolDecision) -> Self {
+        Self {
+            decision,
+            message: None,
+        }
+    }
+}
+
+/// The message for a call a deny rule stopped.
+pub(crate) fn rule_denial(name: &str, pattern: &str) -> String {
+    format!("The call to `{name}` was denied by a permission rule (`{pattern}`); do not retry it.")
+}
+
+/// **The decision order**, written once: permission rules, then (for a call,
+/// when `input` is given) the `can_use_tool` callback, then the tool's
+/// approval policy. `spec` is the tool's spec when a tool has the name;
+/// without one (and without a matching rule) the call is `Deny` with
+/// [`DecisionReason::UnknownTool`]. An `Ask` goes to a human (step 4, the
+/// caller's part: the run loop asks its handler or pauses).
+///
+/// The run loop, [`tool_decision`] (what `lousho tools` prints and what
+/// `serve_mcp` exposes) and [`Agent::tool_decision`](crate::Agent::tool_decision)
+/// all decide through this function.
+pub async fn decide_call(
     permissions: &CompiledPermissions,
     name: &str,
     spec: Option<&ToolSpec>,
-) -> ToolDecision {
+    input: Option<&Value>,
+) -> CallDecision {
+    // 1. Permission rules: the strongest matching rule decides.
     if let Some(rule) = permissions.matching_rule(name) {
         let decision = match rule.decision {
             RuleDecision::Allow => Decision::Run,
             RuleDecision::Ask => Decision::Ask,
             RuleDecision::Deny => Decision::Deny,
         };
-        return ToolDecision::new(
-            decision,
-            DecisionReason::Rule {
-                pattern: rule.tool.clone(),
-            },
-        );
+        let pattern = rule.tool.clone();
+        return CallDecision::new(decision, DecisionReason::Rule { pattern });
     }
-    match spec {
-        Some(spec) => policy_decision(spec),
-        None => ToolDecision::new(Decision::Deny, DecisionReason::UnknownTool),
+    let Some(spec) = spec else {
+        return CallDecision::new(Decision::Deny, DecisionReason::UnknownTool);
+    };
+    // 2. The callback, for a call (it sees the input).
+    if let Some(input) = input {
+        match permissions.check_call(name, input).await {
+            Some(PermissionResult::Allow) => {
+                return CallDecision::new(Decision::Run, DecisionReason::Callback);
+            }
+            Some(PermissionResult::Deny { message }) => {
+                return CallDecision {
+                    decision: ToolDecision::new(Decision::Deny, DecisionReason::Callback),
+                    message: Some(message),
+                };
+            }
+            Some(PermissionResult::Ask) => {
+                return CallDecision::new(Decision::Ask, DecisionReason::Callback);
+            }
+            Some(PermissionResult::UsePolicy) | None => {}
+        }
     }
+    // 3. The tool's approval policy.
+    policy_decision(spec).into()
+}
+
+/// The static decision for the tool named `name` (its spec, when such a tool
+/// exists): [`decide_call`] without an input, so steps 1 and 3 only.
+pub fn tool_decision(
+    permissions: &CompiledPermissions,
+    name: &str,
+    spec: Option<&ToolSpec>,
+) -> ToolDecision {
+    // Without an input the order has no callback step, so it never waits:
+    // the future is ready on its first poll. Fail closed all the same.
+    decide_call(permissions, name, spec, None)
+        .now_or_never()
+        .map_or_else(
+            || ToolDecision::new(Decision::Ask, policy_reason(spec)),
+            |d| d.decision,
+        )
+}
+
+fn policy_reason(spec: Option<&ToolSpec>) -> DecisionReason {
+    spec.map_or(DecisionReason::UnknownTool, |s| policy_decision(s).reason)
 }
 
 /// What the tool's own approval policy says.
@@ -183,6 +274,65 @@ pub fn policy_decision(spec: &ToolSpec) -> ToolDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::define_tool;
+    use crate::policy::Permissions;
+    use crate::tool::Tool;
+
+    #[tokio::test]
+    async fn rules_then_callback_then_policy_and_static_skips_the_callback() {
+        let permissions = Permissions::new()
+            .deny("gone")
+            .allow("asked")
+            .can_use_tool(|name, input| async move {
+                match (name.as_str(), input["x"].as_i64()) {
+                    ("asked", _) => PermissionResult::deny("never seen: a rule decided"),
+                    (_, Some(1)) => PermissionResult::deny("no ones"),
+                    (_, Some(2)) => PermissionResult::Ask,
+                    _ => PermissionResult::UsePolicy,
+                }
+            })
+            .compile()
+            .unwrap();
+        let plain = define_tool("plain", "d", |_: Value| async { "x" }).needs_approval(true);
+        let spec = plain.spec();
+        let call = |name: &'static str, x: i64| {
+            let permissions = &permissions;
+            async move {
+                let input = serde_json::json!({ "x": x });
+                decide_call(permissions, name, Some(spec), Some(&input)).await
+            }
+        };
+
+        let d = call("gone", 0).await;
+        assert_eq!(d.decision.decision, Decision::Deny);
+        assert!(
+            d.denial("gone").contains("permission rule (`gone`)"),
+            "{}",
+            d.denial("gone")
+        );
+        assert_eq!(call("asked", 0).await.decision.decision, Decision::Run);
+        let d = call("plain", 1).await;
+        assert_eq!(
+            (d.decision.decision, &d.decision.reason),
+            (Decision::Deny, &DecisionReason::Callback)
+        );
+        assert_eq!(d.denial("plain"), "The call to `plain` was denied: no ones");
+        assert_eq!(call("plain", 2).await.decision.decision, Decision::Ask);
+        let d = call("plain", 3).await;
+        assert_eq!(
+            d.decision,
+            ToolDecision::new(Decision::Ask, DecisionReason::Always)
+        );
+        // Without an input there is no callback: the policy decides.
+        assert_eq!(
+            tool_decision(&permissions, "plain", Some(spec)),
+            ToolDecision::new(Decision::Ask, DecisionReason::Always)
+        );
+        assert_eq!(
+            tool_decision(&permissions, "nope", None),
+            ToolDecision::new(Decision::Deny, DecisionReason::UnknownTool)
+        );
+    }
 
     #[test]
     fn reasons_round_trip_as_strings() {

@@ -1,10 +1,12 @@
 //! What `tools/list` advertises: which tools are exposed, their annotations,
 //! and how lousho's tool types become rmcp's.
 //!
-//! The agent's permission rules decide first, then each tool's approval
-//! policy ([`crate::policy::tool_decision`]), exactly as for a model's call.
+//! The agent decides ([`Agent::decision_for`], the one decision order:
+//! permission rules, then each tool's approval policy), exactly as for a
+//! model's call.
 
-use crate::policy::{CompiledPermissions, Decision, tool_decision};
+use crate::Agent;
+use crate::policy::Decision;
 use crate::tool::{Tool, ToolAnnotations, ToolSet, ToolSpec};
 use rmcp::model as m;
 use serde_json::{Map, Value};
@@ -12,19 +14,14 @@ use std::sync::Arc;
 
 /// What a call of `tool` gets before any input is seen: the agent's
 /// permission rules, then the tool's approval policy.
-pub(crate) fn decision(permissions: &CompiledPermissions, tool: &dyn Tool) -> Decision {
-    let spec = tool.spec();
-    tool_decision(permissions, &spec.name, Some(spec)).decision
+pub(crate) fn decision(agent: &Agent, tool: &dyn Tool) -> Decision {
+    agent.decision_for(tool.spec()).decision
 }
 
 /// Whether `tool` is exposed directly: `Run` tools; `Ask` tools only with
 /// `allow_approval_tools`; `Deny` tools never.
-pub(crate) fn is_exposed(
-    permissions: &CompiledPermissions,
-    tool: &dyn Tool,
-    allow_approval_tools: bool,
-) -> bool {
-    match decision(permissions, tool) {
+pub(crate) fn is_exposed(agent: &Agent, tool: &dyn Tool, allow_approval_tools: bool) -> bool {
+    match decision(agent, tool) {
         Decision::Run => true,
         Decision::Ask => allow_approval_tools,
         Decision::Deny => false,
@@ -34,12 +31,9 @@ pub(crate) fn is_exposed(
 /// The annotations advertised for a tool: one that does not simply run
 /// (needs approval) → `readOnlyHint: false, destructiveHint: true` (other
 /// hints kept); otherwise its own hints verbatim; none set → none sent.
-pub(crate) fn advertised(
-    permissions: &CompiledPermissions,
-    tool: &dyn Tool,
-) -> Option<ToolAnnotations> {
+pub(crate) fn advertised(agent: &Agent, tool: &dyn Tool) -> Option<ToolAnnotations> {
     let own = &tool.spec().annotations;
-    if decision(permissions, tool) != Decision::Run {
+    if decision(agent, tool) != Decision::Run {
         return Some(own.clone().read_only(false).destructive(true));
     }
     if own.is_empty() {
@@ -56,7 +50,7 @@ pub(crate) fn advertised(
 /// `reachable: None` means some tools are unknown (a tool source did not get
 /// ready): assume the worst.
 pub(crate) fn agent_tool_annotations(
-    permissions: &CompiledPermissions,
+    agent: &Agent,
     reachable: Option<&ToolSet>,
 ) -> ToolAnnotations {
     let Some(tools) = reachable else {
@@ -64,8 +58,8 @@ pub(crate) fn agent_tool_annotations(
     };
     let advertised: Vec<Option<ToolAnnotations>> = tools
         .iter()
-        .filter(|t| decision(permissions, t.as_ref()) != Decision::Deny)
-        .map(|t| advertised(permissions, t.as_ref()))
+        .filter(|t| decision(agent, t.as_ref()) != Decision::Deny)
+        .map(|t| advertised(agent, t.as_ref()))
         .collect();
     let read_only =
         |a: &Option<ToolAnnotations>| a.as_ref().is_some_and(|a| a.read_only == Some(true));
@@ -93,7 +87,7 @@ pub(crate) fn to_rmcp_annotations(a: &ToolAnnotations) -> m::ToolAnnotations {
 }
 
 /// The `tools/list` entry for a lousho tool.
-pub(crate) fn to_rmcp_tool(permissions: &CompiledPermissions, tool: &dyn Tool) -> m::Tool {
+pub(crate) fn to_rmcp_tool(agent: &Agent, tool: &dyn Tool) -> m::Tool {
     let spec = tool.spec();
     let mut out = m::Tool::new(
         spec.name.clone(),
@@ -106,7 +100,7 @@ pub(crate) fn to_rmcp_tool(permissions: &CompiledPermissions, tool: &dyn Tool) -
     if let Some(Value::Object(schema)) = &spec.output_schema {
         out = out.with_raw_output_schema(Arc::new(schema.clone()));
     }
-    if let Some(a) = advertised(permissions, tool) {
+    if let Some(a) = advertised(agent, tool) {
         out = out.with_annotations(to_rmcp_annotations(&a));
     }
     out
@@ -133,8 +127,16 @@ mod tests {
         define_tool(name, "d", |_: Value| async { "x" })
     }
 
-    fn none() -> CompiledPermissions {
-        Permissions::new().compile().unwrap()
+    fn none() -> Agent {
+        with(Permissions::new())
+    }
+
+    fn with(permissions: Permissions) -> Agent {
+        Agent::builder()
+            .model("test")
+            .permissions(permissions)
+            .build()
+            .unwrap()
     }
 
     #[test]
@@ -163,12 +165,7 @@ mod tests {
 
     #[test]
     fn permission_rules_decide_exposure_and_annotations() {
-        let rules = Permissions::new()
-            .allow("plain")
-            .ask("look")
-            .deny("gone")
-            .compile()
-            .unwrap();
+        let rules = with(Permissions::new().allow("plain").ask("look").deny("gone"));
         // Needs approval by itself; an allow rule exposes it as it is.
         let plain = tool("plain").needs_approval(true);
         assert!(!is_exposed(&none(), &plain, false));
@@ -209,18 +206,13 @@ mod tests {
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(true)));
         assert_eq!(agent_tool_annotations(&none(), None).read_only, Some(false));
         // Tools the rules deny are out of the agent's reach.
-        let deny_bc = Permissions::new().deny("b").deny("c").compile().unwrap();
+        let deny_bc = with(Permissions::new().deny("b").deny("c"));
         assert_eq!(
             agent_tool_annotations(&deny_bc, Some(&set)),
             ToolAnnotations::read_only_tool()
         );
         // A rule that makes a read-only tool ask makes the agent not read-only.
-        let ask_a = Permissions::new()
-            .ask("a")
-            .deny("b")
-            .deny("c")
-            .compile()
-            .unwrap();
+        let ask_a = with(Permissions::new().ask("a").deny("b").deny("c"));
         let a = agent_tool_annotations(&ask_a, Some(&set));
         assert_eq!((a.read_only, a.destructive), (Some(false), Some(true)));
     }

@@ -31,9 +31,20 @@ pub enum ModelChoice<'a> {
 
 /// Reads a spec file. `${LOUSHO_BIN}` is this very binary unless the
 /// environment sets it, so a spec can mount a second `lousho mcp` as a stdio
-/// server without `lousho` being on `PATH`.
+/// server without `lousho` being on `PATH`. `LOUSHO_SPEC_MAX_BYTES` raises or
+/// lowers the size limit for spec files (default 1 MiB).
 pub fn spec(path: &Path) -> anyhow::Result<AgentSpec> {
     let mut loader = SpecLoader::new();
+    if let Some(limit) = std::env::var_os("LOUSHO_SPEC_MAX_BYTES") {
+        let bytes = limit.to_str().and_then(|l| l.trim().parse::<u64>().ok());
+        let Some(bytes) = bytes else {
+            anyhow::bail!(
+                "LOUSHO_SPEC_MAX_BYTES={}: not a number of bytes; set it to e.g. 4194304 or unset it",
+                limit.to_string_lossy()
+            );
+        };
+        loader = loader.max_file_bytes(bytes);
+    }
     if std::env::var_os("LOUSHO_BIN").is_none()
         && let Ok(exe) = std::env::current_exe()
     {

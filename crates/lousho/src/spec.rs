@@ -52,9 +52,12 @@ mod error;
 mod file;
 mod interpolate;
 mod locate;
+mod nesting;
+mod read;
 mod suggest;
 
 pub use error::{SpecError, SpecErrorKind};
+pub use read::DEFAULT_MAX_SPEC_BYTES;
 
 use crate::AgentBuilder;
 use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
@@ -64,6 +67,8 @@ use crate::policy::{PermissionRule, Permissions};
 use file::{AuthFile, McpServersField, RuleDecisionFile, SpecFile};
 use interpolate::{InterpolateError, first_reference, interpolate};
 use locate::{line_of_key, line_of_offset};
+use nesting::{MAX_FLOW_NESTING, too_deep};
+use read::{ReadError, read_bounded};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -127,6 +132,7 @@ impl fmt::Debug for ServeSpec {
 pub struct SpecLoader {
     vars: BTreeMap<String, String>,
     no_env: bool,
+    max_bytes: Option<u64>,
 }
 
 /// Loads a spec file with the process environment's variables.
@@ -158,6 +164,17 @@ impl SpecLoader {
         self
     }
 
+    /// Refuses spec files (and the `.mcp.json` they name) larger than
+    /// `bytes`; the default is [`DEFAULT_MAX_SPEC_BYTES`] (1 MiB).
+    pub fn max_file_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = Some(bytes);
+        self
+    }
+
+    fn limit(&self) -> u64 {
+        self.max_bytes.unwrap_or(DEFAULT_MAX_SPEC_BYTES)
+    }
+
     fn lookup(&self, name: &str) -> Option<String> {
         self.vars
             .get(name)
@@ -166,18 +183,50 @@ impl SpecLoader {
     }
 
     /// Reads and loads the spec file at `path`.
+    ///
+    /// Only a file or a pipe is read (a directory or a device such as
+    /// `/dev/zero` is refused unread), and at most
+    /// [`max_file_bytes`](Self::max_file_bytes).
     pub fn load(&self, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SpecError::new(path, SpecErrorKind::Read).source(e))?;
+        let limit = self.limit();
+        let text = read_bounded(path, limit).map_err(|e| {
+            let kind = match e {
+                ReadError::TooLarge => SpecErrorKind::TooLarge { limit },
+                ReadError::NotAFile(kind) => SpecErrorKind::NotAFile(kind.to_owned()),
+                ReadError::Io(e) => return SpecError::new(path, SpecErrorKind::Read).source(e),
+                ReadError::NotUtf8 => {
+                    return SpecError::new(path, SpecErrorKind::Read).source(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "the file is not UTF-8 text",
+                    ));
+                }
+            };
+            SpecError::new(path, kind)
+        })?;
         self.parse(&text, path)
     }
 
     /// Loads a spec from its text; `path` names it in errors and is where
     /// relative paths resolve from (its folder).
+    ///
+    /// Text over [`max_file_bytes`](Self::max_file_bytes), or whose `[…]` /
+    /// `{…}` collections nest more than 64 levels deep, is refused before
+    /// the YAML parser sees it (it would take seconds to minutes on it).
     pub fn parse(&self, text: &str, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
         let path = path.as_ref();
         let err = |kind| SpecError::new(path, kind);
+        // 0. Bounds the parser's time.
+        let limit = self.limit();
+        if text.len() as u64 > limit {
+            return Err(err(SpecErrorKind::TooLarge { limit }));
+        }
+        if let Some(line) = too_deep(text, MAX_FLOW_NESTING) {
+            return Err(err(SpecErrorKind::TooDeep {
+                limit: MAX_FLOW_NESTING,
+            })
+            .at(Some(line), None));
+        }
         // 1. YAML syntax.
         let value: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| {
             let (line, column) = location(&e);
@@ -241,11 +290,15 @@ impl SpecLoader {
                 InterpolateError::Unset(name) => {
                     first_reference(text, name).map(|o| line_of_offset(text, o))
                 }
-                InterpolateError::Malformed(_) => line_of_key(text, key),
+                InterpolateError::Malformed(_) | InterpolateError::TooDeep(_) => {
+                    line_of_key(text, key)
+                }
             };
             let kind = match &e {
                 InterpolateError::Unset(_) => SpecErrorKind::UnsetVariable(e.to_string()),
-                InterpolateError::Malformed(_) => SpecErrorKind::Invalid(e.to_string()),
+                InterpolateError::Malformed(_) | InterpolateError::TooDeep(_) => {
+                    SpecErrorKind::Invalid(e.to_string())
+                }
             };
             SpecError::new(path, kind).at(line, None).key(key)
         })
@@ -340,8 +393,20 @@ impl SpecLoader {
                 .at(line_of_key(text, "mcpServers"), None)
                 .key("mcpServers")
         };
-        let json = std::fs::read_to_string(json_path)
-            .map_err(|e| fail(format!("cannot read `{}`: {e}", json_path.display())))?;
+        let limit = self.limit();
+        let json = read_bounded(json_path, limit).map_err(|e| {
+            let shown = json_path.display();
+            fail(match e {
+                ReadError::Io(e) => format!("cannot read `{shown}`: {e}"),
+                ReadError::TooLarge => {
+                    format!("`{shown}` is larger than {limit} bytes, the limit for spec files")
+                }
+                ReadError::NotAFile(kind) => {
+                    format!("cannot read `{shown}`: it is {kind}; name a JSON file")
+                }
+                ReadError::NotUtf8 => format!("`{shown}` is not UTF-8 text"),
+            })
+        })?;
         let value: serde_json::Value = serde_json::from_str(&json)
             .map_err(|e| fail(format!("`{}` is not valid JSON: {e}", json_path.display())))?;
         let value = self.expand_json(value, json_path)?;

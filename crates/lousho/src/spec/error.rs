@@ -30,6 +30,19 @@ pub struct SpecError {
 pub enum SpecErrorKind {
     /// The file could not be read.
     Read,
+    /// The file is larger than the loader's limit
+    /// ([`SpecLoader::max_file_bytes`](crate::spec::SpecLoader::max_file_bytes)).
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// The path names a directory, a device or a socket, not a file.
+    NotAFile(String),
+    /// `[…]` / `{…}` collections nest deeper than the limit.
+    TooDeep {
+        /// How deeply they may nest.
+        limit: usize,
+    },
     /// The text is not valid YAML.
     Yaml(String),
     /// A key the format does not have.
@@ -88,7 +101,7 @@ impl SpecError {
 
     /// Whether the file itself is at fault (as opposed to the file system).
     pub fn is_invalid_spec(&self) -> bool {
-        !matches!(*self.kind, SpecErrorKind::Read)
+        !matches!(*self.kind, SpecErrorKind::Read | SpecErrorKind::NotAFile(_))
     }
 }
 
@@ -105,6 +118,21 @@ impl fmt::Display for SpecError {
         let key = self.key.as_deref().unwrap_or("");
         match self.kind.as_ref() {
             SpecErrorKind::Read => f.write_str("cannot read the spec file"),
+            SpecErrorKind::TooLarge { limit } => write!(
+                f,
+                "the file is larger than {limit} bytes, the limit for spec files; check that this \
+                 is the spec you meant (the limit is set by LOUSHO_SPEC_MAX_BYTES or \
+                 SpecLoader::max_file_bytes)"
+            ),
+            SpecErrorKind::NotAFile(kind) => write!(
+                f,
+                "cannot read the spec file: it is {kind}; pass the path of a YAML file"
+            ),
+            SpecErrorKind::TooDeep { limit } => write!(
+                f,
+                "`[…]`/`{{…}}` collections nest more than {limit} levels deep; a spec needs a \
+                 few levels (check for unbalanced brackets)"
+            ),
             SpecErrorKind::Yaml(message) => write!(f, "not valid YAML: {message}"),
             SpecErrorKind::UnknownKey { suggestion } => {
                 write!(f, "unknown key `{key}`")?;

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+/// How deeply `${A:-${B:-…}}` defaults may nest.
+pub(crate) const MAX_NESTING: usize = 8;
+
 /// Why a string could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InterpolateError {
@@ -9,6 +12,8 @@ pub(crate) enum InterpolateError {
     Unset(String),
     /// A `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
     Malformed(String),
+    /// Defaults nested more than [`MAX_NESTING`] levels deep.
+    TooDeep(String),
 }
 
 impl fmt::Display for InterpolateError {
@@ -22,15 +27,31 @@ impl fmt::Display for InterpolateError {
                 f,
                 "`{text}` is not a valid variable reference; use `${{NAME}}` or `${{NAME:-default}}` (write `$${{` for a literal `${{`)"
             ),
+            InterpolateError::TooDeep(text) => write!(
+                f,
+                "`{text}` nests defaults more than {MAX_NESTING} levels deep; \
+                 `${{A:-${{B:-x}}}}` may nest up to {MAX_NESTING} levels"
+            ),
         }
     }
 }
 
 /// Expands `${NAME}` and `${NAME:-default}` (the default is used when the
 /// variable is unset or empty, as in the shell); `$${` is a literal `${`.
+/// A default may hold references itself (`${A:-${B:-x}}`, up to
+/// [`MAX_NESTING`] levels); it is expanded only when it is used, but its
+/// syntax is always checked.
 pub(crate) fn interpolate(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, InterpolateError> {
+    expand(text, lookup, 0)
+}
+
+fn expand(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
 ) -> Result<String, InterpolateError> {
     if !text.contains('$') {
         return Ok(text.to_owned());
@@ -44,8 +65,9 @@ pub(crate) fn interpolate(
             out.push_str("${");
             rest = tail;
         } else if let Some(body_start) = after.strip_prefix('{') {
-            let Some(end) = body_start.find('}') else {
-                return Err(InterpolateError::Malformed(rest[i..].to_owned()));
+            let reference = &rest[i..];
+            let Some(end) = closing_brace(body_start) else {
+                return Err(InterpolateError::Malformed(reference.to_owned()));
             };
             let body = &body_start[..end];
             let (name, default) = match body.split_once(":-") {
@@ -55,10 +77,21 @@ pub(crate) fn interpolate(
             if !is_var_name(name) {
                 return Err(InterpolateError::Malformed(format!("${{{body}}}")));
             }
-            match (lookup(name).filter(|v| !v.is_empty()), default) {
-                (Some(value), _) => out.push_str(&value),
-                (None, Some(default)) => out.push_str(default),
-                (None, None) if lookup(name).is_some() => {}
+            let value = lookup(name);
+            match (value.as_deref().filter(|v| !v.is_empty()), default) {
+                (Some(value), default) => {
+                    if let Some(default) = default {
+                        check_unused(default, lookup, depth + 1, body)?;
+                    }
+                    out.push_str(value);
+                }
+                (None, Some(default)) => {
+                    if depth + 1 > MAX_NESTING {
+                        return Err(InterpolateError::TooDeep(format!("${{{body}}}")));
+                    }
+                    out.push_str(&expand(default, lookup, depth + 1)?);
+                }
+                (None, None) if value.is_some() => {}
                 (None, None) => return Err(InterpolateError::Unset(name.to_owned())),
             }
             rest = &body_start[end + 1..];
@@ -69,6 +102,48 @@ pub(crate) fn interpolate(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Checks the syntax of a default that is not used: a malformed or too deep
+/// reference is an error wherever it is, an unset variable only when used.
+fn check_unused(
+    default: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
+    body: &str,
+) -> Result<(), InterpolateError> {
+    if !default.contains("${") {
+        return Ok(());
+    }
+    if depth > MAX_NESTING {
+        return Err(InterpolateError::TooDeep(format!("${{{body}}}")));
+    }
+    match expand(default, lookup, depth) {
+        Err(e @ (InterpolateError::Malformed(_) | InterpolateError::TooDeep(_))) => Err(e),
+        Ok(_) | Err(InterpolateError::Unset(_)) => Ok(()),
+    }
+}
+
+/// The index in `body` of the `}` closing a `${` whose body starts `body`:
+/// nested `${…}` are skipped whole, `$${` is a literal.
+fn closing_brace(body: &str) -> Option<usize> {
+    let bytes = body.as_bytes();
+    let mut open = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'$' if bytes[i + 1..].starts_with(b"${") => i += 2,
+            b'$' if bytes[i + 1..].starts_with(b"{") => {
+                open += 1;
+                i += 1;
+            }
+            b'}' if open == 0 => return Some(i),
+            b'}' => open -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn is_var_name(name: &str) -> bool {
@@ -118,6 +193,49 @@ mod tests {
         assert!(matches!(
             x("${1X}").unwrap_err(),
             InterpolateError::Malformed(_)
+        ));
+    }
+
+    #[test]
+    fn nested_defaults_expand_only_when_used() {
+        let x = |s| interpolate(s, &env);
+        assert_eq!(x("${MISSING:-${TOKEN:-x}}").unwrap(), "s3cret");
+        assert_eq!(x("${MISSING:-${NOPE:-x}}/y").unwrap(), "x/y");
+        assert_eq!(x("${A:-${B:-${C:-deep}}}").unwrap(), "deep");
+        assert_eq!(x("${EMPTY:-${MISSING:-a}-${TOKEN}}").unwrap(), "a-s3cret");
+        assert_eq!(x("${MISSING:-$${TOKEN}}").unwrap(), "${TOKEN}");
+        // An unused default may name unset variables, as in the shell.
+        assert_eq!(x("${TOKEN:-${NOPE}}").unwrap(), "s3cret");
+        assert_eq!(
+            x("${MISSING:-${NOPE}}").unwrap_err(),
+            InterpolateError::Unset("NOPE".into())
+        );
+        // Its syntax is checked even when it is not used.
+        assert!(matches!(
+            x("${TOKEN:-${1X}}").unwrap_err(),
+            InterpolateError::Malformed(_)
+        ));
+        assert!(matches!(
+            x("${MISSING:-${B:-x}").unwrap_err(),
+            InterpolateError::Malformed(_)
+        ));
+    }
+
+    #[test]
+    fn nesting_is_capped() {
+        let nested = |levels: usize| "${MISSING:-".repeat(levels) + "x" + &"}".repeat(levels);
+        assert_eq!(interpolate(&nested(MAX_NESTING), &env).unwrap(), "x");
+        let too_deep = interpolate(&nested(MAX_NESTING + 1), &env).unwrap_err();
+        assert!(matches!(too_deep, InterpolateError::TooDeep(_)));
+        assert!(too_deep.to_string().contains("levels deep"), "{too_deep}");
+        // A hostile depth fails fast instead of overflowing the stack.
+        assert!(matches!(
+            interpolate(&nested(100_000), &env).unwrap_err(),
+            InterpolateError::TooDeep(_)
+        ));
+        assert!(matches!(
+            interpolate(&format!("${{TOKEN:-{}}}", nested(100_000)), &env).unwrap_err(),
+            InterpolateError::TooDeep(_)
         ));
     }
 }

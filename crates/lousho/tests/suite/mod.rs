@@ -13,4 +13,5 @@ mod providers_compatible;
 mod providers_openai;
 mod resume;
 mod spec_files;
+mod spec_limits;
 mod tools;

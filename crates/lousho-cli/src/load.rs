@@ -1,5 +1,7 @@
 //! From a spec file to a ready agent: load, build, connect its MCP servers.
 
+mod chain;
+
 use crate::approve;
 use crate::progress::Spinner;
 use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
@@ -50,7 +52,9 @@ pub fn spec(path: &Path) -> anyhow::Result<AgentSpec> {
     {
         loader = loader.var("LOUSHO_BIN", exe.to_string_lossy());
     }
-    Ok(loader.load(path)?)
+    let mut spec = loader.load(path)?;
+    chain::enter(&mut spec)?;
+    Ok(spec)
 }
 
 /// Builds the agent; its MCP servers go through one [`McpClient`] the caller

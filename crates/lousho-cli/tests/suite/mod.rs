@@ -6,4 +6,5 @@ mod login;
 mod mcp_http;
 mod mcp_stdio;
 mod run;
+mod spec_recursion;
 mod tools;

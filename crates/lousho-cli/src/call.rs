@@ -8,23 +8,27 @@ use crate::load::{self, Approvals, ModelChoice};
 use lousho::spec::{SpecError, SpecErrorKind};
 use lousho::{ScriptedModel, ScriptedTurn};
 use serde_json::Value;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Runs the command.
-#[allow(clippy::print_stdout)]
 pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let input: Value = match &args.input {
         None => Value::Object(Default::default()),
         Some(text) => serde_json::from_str(text).map_err(|e| {
-            anyhow::Error::new(e).context(
-                "the tool input is not valid JSON; pass an object such as '{\"path\": \".\"}'",
-            )
+            anyhow::Error::new(e).context(exit::Usage(
+                "the tool input is not valid JSON; pass an object such as '{\"path\": \".\"}'"
+                    .into(),
+            ))
         })?,
     };
     if !input.is_object() {
-        anyhow::bail!("the tool input must be a JSON object, such as '{{\"path\": \".\"}}'");
+        return Err(exit::Usage(
+            "the tool input must be a JSON object, such as '{\"path\": \".\"}'".into(),
+        )
+        .into());
     }
     let script = ScriptedModel::new([
         ScriptedTurn::tool_call(&args.tool, input),
@@ -62,7 +66,11 @@ pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Re
     let Some(record) = reply.tool_calls.into_iter().next() else {
         anyhow::bail!("the tool was not called");
     };
-    println!("{}", record.output.to_model_text());
+    writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        record.output.to_model_text()
+    )?;
     Ok(ExitCode::from(if record.output.is_error {
         exit::FAILED
     } else {

@@ -5,19 +5,21 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit codes:
-  0  success
-  1  the run, the model or the tool failed (a denied or failed tool call included)
-  2  bad command line or spec file
-  3  an MCP server could not connect
+  0    success (also when stdout is closed early, as by `| head`)
+  1    the run, the model or the tool failed (a denied or failed tool call included)
+  2    bad command line, spec file or setup (e.g. a missing API key)
+  3    an MCP server could not connect
+  130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
 
-Logs go to stderr; set LOUSHO_LOG (e.g. LOUSHO_LOG=debug) or pass -v for more.
+Logs go to stderr: -v / -vv, else LOUSHO_LOG, else RUST_LOG (e.g. LOUSHO_LOG=debug);
+colours only on a terminal and without NO_COLOR.
 Spec files: docs/cli.md and schemas/agent-spec.schema.json.";
 
 /// Run AI agents from spec files, and serve them over MCP.
 #[derive(Debug, Parser)]
 #[command(name = "lousho", version, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// More logs on stderr (-v: debug for lousho, -vv: everything).
+    /// More logs on stderr (-v: debug for lousho, -vv: everything, with crate names).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// The OAuth token file (default: $XDG_STATE_HOME/lousho/tokens.json, else

@@ -1,39 +1,118 @@
-//! Exit codes and how errors are printed (with their cause chain).
+//! Exit codes and how errors are printed (with their cause chain, in the
+//! command line's words: spec keys, flags and environment variables rather
+//! than the library's Rust names).
 
 use lousho::mcp::McpError;
 use lousho::spec::SpecError;
+use lousho::{AgentError, ModelError};
+use std::fmt;
 use std::process::ExitCode;
 
 /// Success.
 pub const OK: u8 = 0;
 /// The run, the model or the tool failed.
 pub const FAILED: u8 = 1;
-/// A bad command line or spec file (clap uses 2 for usage errors too).
+/// A bad command line, spec file or setup (clap uses 2 for usage errors too).
 pub const BAD_SPEC: u8 = 2;
 /// An MCP server could not connect.
 pub const MCP_CONNECT: u8 = 3;
 
+/// A bad command line that clap cannot see (a malformed JSON argument):
+/// exit code 2.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
 /// Prints `error: …` and each cause on its own line; picks the exit code.
+/// Stdout closed under us (`lousho tools x | head`) ends quietly with 0.
 #[allow(clippy::print_stderr)]
 pub fn report(error: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {error}");
-    for cause in error.chain().skip(1) {
+    if is_broken_pipe(error) {
+        return ExitCode::from(OK);
+    }
+    let mut lines = error
+        .chain()
+        .map(|cause| cli_text(cause).unwrap_or_else(|| cause.to_string()));
+    if let Some(first) = lines.next() {
+        eprintln!("error: {first}");
+    }
+    for cause in lines {
         eprintln!("  caused by: {cause}");
     }
     ExitCode::from(code_for(error))
 }
 
+/// Whether the error is a write to a closed stdout.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn code_for(error: &anyhow::Error) -> u8 {
+    // A context (`.context(Usage(..))`) is found by downcasting, not in the chain.
+    if error.downcast_ref::<Usage>().is_some() {
+        return BAD_SPEC;
+    }
     for cause in error.chain() {
-        if cause.is::<SpecError>() {
+        let bad_setup = cause.is::<SpecError>()
+            || cause.is::<Usage>()
+            || cause.is::<lousho::BuildError>()
+            || missing_key(cause).is_some();
+        if bad_setup {
             return BAD_SPEC;
         }
         if cause.is::<McpError>() {
             return MCP_CONNECT;
         }
-        if cause.is::<lousho::BuildError>() {
-            return BAD_SPEC;
-        }
     }
     FAILED
+}
+
+/// The provider and variable of a missing API key, wherever it sits.
+fn missing_key<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<(&'a str, &'a str)> {
+    let model = match (
+        cause.downcast_ref::<ModelError>(),
+        cause.downcast_ref::<AgentError>(),
+        cause.downcast_ref::<lousho::BuildError>(),
+    ) {
+        (Some(m), _, _)
+        | (_, Some(AgentError::Model(m)), _)
+        | (_, _, Some(lousho::BuildError::Model(m))) => m,
+        _ => return None,
+    };
+    match model {
+        ModelError::MissingApiKey { provider, env_var } => Some((provider, env_var)),
+        _ => None,
+    }
+}
+
+/// The message of errors whose library text names Rust items, reworded for
+/// the command line.
+fn cli_text(cause: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some((provider, env_var)) = missing_key(cause) {
+        return Some(format!(
+            "{provider}: no API key: set the {env_var} environment variable (or pass --model test to run offline)"
+        ));
+    }
+    if let Some(AgentError::MaxTurnsExceeded { max_turns }) = cause.downcast_ref::<AgentError>() {
+        return Some(format!(
+            "the run took more than {max_turns} model turns; raise `maxTurns` in the spec or check the tools' results"
+        ));
+    }
+    match cause.downcast_ref::<McpError>()? {
+        McpError::NeedsAuth { server } => Some(format!(
+            "MCP server `{server}` needs an OAuth sign-in: run `lousho login <spec> {server}` and start again"
+        )),
+        _ => None,
+    }
 }

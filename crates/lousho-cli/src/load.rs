@@ -86,8 +86,9 @@ pub fn build(
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
         options = options.tokens(store);
     }
-    let mcp =
-        (!spec.mcp_servers.is_empty()).then(|| McpClient::new(spec.mcp_servers.clone(), options));
+    let mut servers = spec.mcp_servers.clone();
+    crate::logging::keep_from_children(&mut servers);
+    let mcp = (!servers.is_empty()).then(|| McpClient::new(servers, options));
     if let Some(mcp) = &mcp {
         builder = builder.tool_source(Arc::new(mcp.clone()));
     }

@@ -1,9 +1,10 @@
 //! `lousho`: run agents from spec files and serve them over MCP.
 //!
-//! Exit codes: 0 success; 1 the run, the model or the tool failed (a tool
-//! call that returned an error result, or was denied, included); 2 a bad
-//! command line or spec file; 3 an MCP server could not connect;
-//! 130 interrupted.
+//! Exit codes: 0 success (a closed stdout included); 1 the run, the model or
+//! the tool failed (a tool call that returned an error result, or was
+//! denied, included); 2 a bad command line, spec file or setup (a missing
+//! API key); 3 an MCP server could not connect; 130 interrupted (SIGINT);
+//! 143 terminated (SIGTERM).
 
 mod approve;
 mod browser;
@@ -12,6 +13,7 @@ mod cli;
 mod elicit;
 mod exit;
 mod load;
+mod logging;
 mod login;
 mod progress;
 mod run;
@@ -25,7 +27,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -52,20 +54,4 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => exit::report(&e),
     }
-}
-
-/// Logs go to stderr (stdout belongs to the answer, or to the MCP protocol).
-fn init_logging(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info,lousho=debug",
-        _ => "debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOUSHO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
 }

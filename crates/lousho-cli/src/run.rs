@@ -37,7 +37,7 @@ pub async fn run(args: RunArgs, tokens: Option<&std::path::Path>) -> anyhow::Res
 }
 
 /// Streams the answer to stdout and tool activity to stderr.
-#[allow(clippy::print_stdout, clippy::print_stderr)]
+#[allow(clippy::print_stderr)]
 pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
     let mut printed = false;
     let mut ends_with_newline = true;
@@ -45,8 +45,8 @@ pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
     while let Some(event) = stream.next().await {
         match event? {
             AgentEvent::TextDelta(text) => {
-                print!("{text}");
-                let _ = out.flush();
+                write!(out, "{text}")?;
+                out.flush()?;
                 printed |= !text.is_empty();
                 ends_with_newline = text.ends_with('\n');
             }
@@ -63,13 +63,13 @@ pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
             }
             AgentEvent::Done(reply) => {
                 if !printed && !reply.text.is_empty() {
-                    print!("{}", reply.text);
+                    write!(out, "{}", reply.text)?;
                     ends_with_newline = reply.text.ends_with('\n');
                 }
                 if !ends_with_newline {
-                    println!();
+                    writeln!(out)?;
                 }
-                let _ = out.flush();
+                out.flush()?;
                 return Ok(*reply);
             }
             _ => {}
@@ -114,6 +114,9 @@ async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
         tokio::select! {
             reply = print_stream(session.stream(message)) => {
                 if let Err(e) = reply {
+                    if exit::is_broken_pipe(&e) {
+                        return Err(e);
+                    }
                     eprintln!("error: {e}");
                 }
             }

@@ -6,11 +6,11 @@ use crate::load::{self, Approvals, ModelChoice};
 use lousho::mcp::ServerStatus;
 use lousho::policy::ORIGIN_METADATA_KEY;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Runs the command. The model is not needed to list tools, so the offline
 /// test model stands in (no API key is needed).
-#[allow(clippy::print_stdout)]
 pub async fn run(args: ToolsArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody, tokens)?;
@@ -54,31 +54,38 @@ pub async fn run(args: ToolsArgs, tokens: Option<&std::path::Path>) -> anyhow::R
         }
     }
     agent.close().await;
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&json!({ "tools": tools, "servers": servers }))?
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<32} {:<12} {:<8} REASON", "TOOL", "ORIGIN", "DECISION");
+    writeln!(
+        out,
+        "{:<32} {:<12} {:<8} REASON",
+        "TOOL", "ORIGIN", "DECISION"
+    )?;
     for t in &tools {
-        println!(
+        writeln!(
+            out,
             "{:<32} {:<12} {:<8} {}",
             t["name"].as_str().unwrap_or_default(),
             t["server"].as_str().unwrap_or("built-in"),
             t["decision"].as_str().unwrap_or_default(),
             t["reason"].as_str().unwrap_or_default(),
-        );
+        )?;
     }
     if !servers.is_empty() {
-        println!();
-        println!("{:<20} STATUS", "MCP SERVER");
+        writeln!(out)?;
+        writeln!(out, "{:<20} STATUS", "MCP SERVER")?;
         for (name, s) in &servers {
             let status = s["status"].as_str().unwrap_or_default();
             match s["error"].as_str() {
-                Some(e) => println!("{name:<20} {status}: {e}"),
-                None => println!("{name:<20} {status}"),
+                Some(e) => writeln!(out, "{name:<20} {status}: {e}")?,
+                None => writeln!(out, "{name:<20} {status}")?,
             }
         }
     }

@@ -1,8 +1,10 @@
 mod bad_spec;
 mod call;
 mod common;
+mod exit_codes;
 mod help;
 mod login;
+mod logs;
 mod mcp_http;
 mod mcp_stdio;
 mod run;

@@ -146,6 +146,9 @@ async fn garbage_on_stdout_is_a_clear_error_not_a_hang() {
         err.contains("non-MCP text to stdout") && err.contains("Welcome to my server"),
         "{err}"
     );
+    // What the server wrote to stdout is not shown as its stderr (which it
+    // left alone: inherited, nothing captured).
+    assert!(!err.contains("stderr (tail)"), "{err}");
 }
 
 #[tokio::test]

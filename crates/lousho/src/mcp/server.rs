@@ -114,7 +114,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             } else {
                 tracing::warn!(
                     tool = %name,
-                    "not exposing a tool that needs approval (allow it with a permission rule, or set allow_approval_tools to expose it without a human gate)"
+                    "not exposing a tool that needs approval (allow it with a permission rule, or set `allow_approval_tools` (spec: `serve.allowApprovalTools: true`) to expose it without a human gate)"
                 );
             }
         }
@@ -175,7 +175,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             if auth.is_none() && !http::is_loopback(&http_options.host) {
                 tracing::warn!(
                     host = %http_options.host,
-                    "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; add Auth::bearer"
+                    "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; require a bearer token (`Auth::bearer`; spec: `serve.auth`; lousho mcp: `--token-env VAR`)"
                 );
             }
             let app = http::router(

@@ -214,16 +214,30 @@ pub(crate) fn describe_init(e: &rmcp::service::ClientInitializeError) -> String 
 /// An error and its sources, joined with `: `.
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
-    let mut source = e.source();
+    let mut source = cause(e);
     while let Some(inner) = source {
         let text = inner.to_string();
         if !s.contains(&text) {
             s.push_str(": ");
             s.push_str(&text);
         }
-        source = inner.source();
+        source = cause(inner);
     }
     s
+}
+
+/// An error's cause. rmcp's HTTP client error holds reqwest's error without
+/// naming it as its source, which would lose the reason a server could not be
+/// reached ("connection refused", a DNS failure): that one is reached by
+/// downcasting.
+fn cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => Some(inner),
+        _ => e.source(),
+    }
 }
 
 /// Sends `notifications/cancelled` for a request when dropped armed (the run

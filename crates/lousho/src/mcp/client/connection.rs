@@ -362,22 +362,19 @@ impl Connection {
                     Err(_) => None,
                 };
                 process.shutdown().await;
-                let mut tail = stderr.as_ref().and_then(|s| s.tail());
-                if let Some(note) = noise.note() {
-                    tail = Some(match tail {
-                        Some(t) => format!("{note}\n{t}"),
-                        None => note,
-                    });
-                }
+                let tail = stderr.as_ref().and_then(|s| s.tail());
+                let stdout_noise = noise.first_line();
                 return Err(match failure {
                     Some(message) => McpError::Handshake {
                         server: self.name.clone(),
                         message,
+                        stdout_noise,
                         stderr: tail,
                     },
                     None => McpError::StartupTimeout {
                         server: self.name.clone(),
                         timeout,
+                        stdout_noise,
                         stderr: tail,
                     },
                 });
@@ -420,6 +417,7 @@ impl Connection {
                         return Err(McpError::StartupTimeout {
                             server: self.name.clone(),
                             timeout,
+                            stdout_noise: None,
                             stderr: None,
                         });
                     }
@@ -454,11 +452,12 @@ impl Connection {
                 });
             }
             Err(_) => {
-                let stderr = live.diagnostics();
+                let (stdout_noise, stderr) = (live.stdout_noise(), live.stderr_tail());
                 live.shutdown().await;
                 return Err(McpError::StartupTimeout {
                     server: self.name.clone(),
                     timeout,
+                    stdout_noise,
                     stderr,
                 });
             }

@@ -34,7 +34,8 @@ pub enum McpError {
     /// The server started but the MCP handshake failed (it exited, wrote
     /// something that is not MCP, or refused the protocol).
     #[error(
-        "MCP server `{server}`: handshake failed: {message}{}",
+        "MCP server `{server}`: handshake failed: {message}{}{}",
+        stdout_note(stdout_noise),
         stderr_note(stderr)
     )]
     Handshake {
@@ -42,12 +43,16 @@ pub enum McpError {
         server: String,
         /// What went wrong.
         message: String,
+        /// The first line the server wrote to stdout that is not MCP, if any
+        /// (stdout is reserved for the protocol).
+        stdout_noise: Option<String>,
         /// The tail of the server's stderr (when captured).
         stderr: Option<String>,
     },
     /// Connecting (start + handshake + listing tools) took too long.
     #[error(
-        "MCP server `{server}`: did not finish starting within {timeout:?}; raise `startupTimeoutMs` if it downloads packages on first run{}",
+        "MCP server `{server}`: did not finish starting within {timeout:?}; raise `startupTimeoutMs` if it downloads packages on first run{}{}",
+        stdout_note(stdout_noise),
         stderr_note(stderr)
     )]
     StartupTimeout {
@@ -55,6 +60,8 @@ pub enum McpError {
         server: String,
         /// The limit.
         timeout: Duration,
+        /// The first line the server wrote to stdout that is not MCP, if any.
+        stdout_noise: Option<String>,
         /// The tail of the server's stderr (when captured).
         stderr: Option<String>,
     },
@@ -112,6 +119,15 @@ pub enum McpError {
     /// The entry is malformed.
     #[error(transparent)]
     Config(#[from] ConfigError),
+}
+
+fn stdout_note(noise: &Option<String>) -> String {
+    match noise {
+        Some(line) => format!(
+            "; the server wrote non-MCP text to stdout (stdout is reserved for the protocol; log to stderr): {line:?}"
+        ),
+        None => String::new(),
+    }
 }
 
 fn stderr_note(stderr: &Option<String>) -> String {

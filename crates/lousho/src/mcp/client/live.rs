@@ -101,6 +101,16 @@ impl Live {
         let _ = tokio::time::timeout(REFRESH_WAIT, rx.wait_for(|applied| *applied >= target)).await;
     }
 
+    /// The first non-MCP line the server wrote to stdout.
+    pub(crate) fn stdout_noise(&self) -> Option<String> {
+        self.noise.as_ref().and_then(StdoutNoise::first_line)
+    }
+
+    /// The captured stderr's tail.
+    pub(crate) fn stderr_tail(&self) -> Option<String> {
+        self.stderr.as_ref().and_then(StderrBuffer::tail)
+    }
+
     /// Stderr tail and stdout noise, for error messages.
     pub(crate) fn diagnostics(&self) -> Option<String> {
         let mut parts = Vec::new();

@@ -150,7 +150,8 @@ fn reply_result(reply: Reply) -> CallToolResult {
     };
     error_result(format!(
         "approval needed: the agent paused before calling {which}, and tools cannot be approved \
-         over MCP; expose the tool with allow_approval_tools or change its approval policy"
+         over MCP; allow the tool with a permission rule, expose it directly with \
+         `allow_approval_tools` (spec: `serve.allowApprovalTools: true`), or change its approval policy"
     ))
 }
 

@@ -1,0 +1,88 @@
+//! Every exit code docs/cli.md documents, produced by the binary (130 and
+//! 143 are in `signals.rs`).
+
+use super::common::{lousho, run, spec_file, stderr, stdout};
+use std::process::Stdio;
+
+#[test]
+fn exit_0_on_success() {
+    let (_dir, spec) = spec_file("ok.yaml", "model: test\ntools: [day_name]\n");
+    let out = run(&["call", &spec, "day_name", r#"{"date": "2026-12-01"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Tuesday"), "{}", stdout(&out));
+}
+
+#[test]
+fn exit_1_when_the_tool_fails() {
+    let (_dir, spec) = spec_file("fail.yaml", "model: test\ntools: [read_file]\n");
+    let out = run(&["call", &spec, "read_file", r#"{"path": "missing.txt"}"#]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+#[test]
+fn exit_2_for_tool_input_that_is_not_json_or_not_an_object() {
+    let (_dir, spec) = spec_file("j.yaml", "model: test\ntools: [read_file]\n");
+    let out = run(&["call", &spec, "read_file", "{path: x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not valid JSON"), "{}", stderr(&out));
+    let out = run(&["call", &spec, "read_file", "[1, 2]"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("JSON object"), "{}", stderr(&out));
+}
+
+#[test]
+fn exit_2_for_a_bad_spec_and_a_bad_command_line() {
+    let (_dir, spec) = spec_file("bad.yaml", "model: test\nmaxturns: 3\n");
+    assert_eq!(run(&["run", &spec, "hi"]).status.code(), Some(2));
+    assert_eq!(run(&["run"]).status.code(), Some(2));
+}
+
+#[test]
+fn exit_2_for_a_missing_api_key_naming_the_variable_not_rust_items() {
+    let (_dir, spec) = spec_file("key.yaml", "model: openai/gpt-4o-mini\n");
+    let out = lousho()
+        .args(["run", &spec, "hi"])
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(se.contains("OPENAI_API_KEY"), "{se}");
+    assert!(se.contains("--model test"), "{se}");
+    assert!(!se.contains("provider builder"), "{se}");
+}
+
+#[test]
+fn exit_3_when_the_tools_server_cannot_connect() {
+    let (_dir, spec) = spec_file(
+        "dead.yaml",
+        "model: test\nmcpServers:\n  dead:\n    command: /nonexistent/lousho-test-server\n",
+    );
+    let out = run(&["call", &spec, "dead__anything"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_with_0() {
+    let (_dir, spec) = spec_file("pipe.yaml", "model: test\ntools: [read_file, grep, glob]\n");
+    // The read end is closed before lousho starts: its first write fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    for args in [
+        vec!["tools", spec.as_str()],
+        vec!["tools", spec.as_str(), "--json"],
+        vec!["run", spec.as_str(), "hello"],
+        vec!["call", spec.as_str(), "glob", r#"{"pattern": "*"}"#],
+    ] {
+        let out = lousho()
+            .args(&args)
+            .stdout(Stdio::from(writer.try_clone().unwrap()))
+            .output()
+            .unwrap();
+        let se = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {se}");
+        assert!(!se.contains("panicked"), "{args:?}: {se}");
+        assert!(!se.contains("Broken pipe"), "{args:?}: {se}");
+    }
+}

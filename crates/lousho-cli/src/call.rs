@@ -43,8 +43,14 @@ pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Re
     if let Some(mcp) = &mcp
         && let Err(e) = load::connect(mcp, true).await
     {
-        agent.close().await;
-        return Err(e.into());
+        // Other servers' failures do not matter when the tool is there (a
+        // built-in, or a tool of a server that is up).
+        let has_tool = agent.tools().is_ok_and(|t| t.get(&args.tool).is_some());
+        if !has_tool || mcp.failed().is_empty() {
+            agent.close().await;
+            return Err(e.into());
+        }
+        mcp.do_without_failed();
     }
     let tools = agent.tools()?;
     if tools.get(&args.tool).is_none() {

@@ -71,7 +71,7 @@ fn code_for(error: &anyhow::Error) -> u8 {
         if bad_setup {
             return BAD_SPEC;
         }
-        if cause.is::<McpError>() {
+        if cause.is::<McpError>() || cause.is::<crate::servers::ServerDown>() {
             return MCP_CONNECT;
         }
     }

@@ -4,6 +4,7 @@ mod chain;
 
 use crate::approve;
 use crate::progress::Spinner;
+use crate::servers::Servers;
 use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
 use lousho::spec::{AgentSpec, SpecLoader};
 use lousho::{Agent, ModelError};
@@ -57,14 +58,14 @@ pub fn spec(path: &Path) -> anyhow::Result<AgentSpec> {
     Ok(spec)
 }
 
-/// Builds the agent; its MCP servers go through one [`McpClient`] the caller
-/// can connect (with progress) and ask for status.
+/// Builds the agent; its MCP servers go through one [`McpClient`] (in
+/// [`Servers`]) the caller can connect (with progress) and ask for status.
 pub fn build(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
     approvals: Approvals,
     tokens: Option<&Path>,
-) -> anyhow::Result<(Agent, Option<McpClient>)> {
+) -> anyhow::Result<(Agent, Option<Servers>)> {
     let mut builder = spec.agent_builder_without_mcp()?;
     builder = match model {
         ModelChoice::Spec => {
@@ -88,7 +89,7 @@ pub fn build(
     }
     let mut servers = spec.mcp_servers.clone();
     crate::logging::keep_from_children(&mut servers);
-    let mcp = (!servers.is_empty()).then(|| McpClient::new(servers, options));
+    let mcp = (!servers.is_empty()).then(|| Servers::new(McpClient::new(servers, options)));
     if let Some(mcp) = &mcp {
         builder = builder.tool_source(Arc::new(mcp.clone()));
     }
@@ -105,7 +106,8 @@ pub fn build(
 /// Connects every server, with a spinner (or a plain line when stderr is not
 /// a terminal), then one status line per server on stderr.
 #[allow(clippy::print_stderr)]
-pub async fn connect(mcp: &McpClient, show: bool) -> Result<(), McpError> {
+pub async fn connect(servers: &Servers, show: bool) -> Result<(), McpError> {
+    let mcp = servers.client();
     let names: Vec<String> = mcp.server_names().map(str::to_owned).collect();
     let spinner =
         show.then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));

@@ -18,6 +18,7 @@ mod login;
 mod progress;
 mod run;
 mod serve;
+mod servers;
 mod tokens;
 mod tools;
 

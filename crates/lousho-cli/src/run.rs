@@ -19,8 +19,12 @@ pub async fn run(args: RunArgs, tokens: Option<&std::path::Path>) -> anyhow::Res
     if let Some(mcp) = &mcp
         && let Err(e) = load::connect(mcp, true).await
     {
-        agent.close().await;
-        return Err(e.into());
+        // Servers that failed are warnings while at least one is up.
+        if mcp.failed().is_empty() || mcp.all_failed() {
+            agent.close().await;
+            return Err(e.into());
+        }
+        mcp.do_without_failed();
     }
     let result = match args.message {
         Some(message) => {

@@ -1,6 +1,7 @@
 mod bad_spec;
 mod call;
 mod common;
+mod dead_server;
 mod exit_codes;
 mod help;
 mod login;

@@ -28,7 +28,7 @@ pub async fn run(args: RunArgs, tokens: Option<&std::path::Path>) -> anyhow::Res
     }
     let result = match args.message {
         Some(message) => {
-            let stream = agent.stream(message.as_str());
+            let stream = agent.send(message.as_str()).stream();
             tokio::select! {
                 reply = print_stream(stream) => reply.map(|_| ExitCode::from(exit::OK)),
                 _ = tokio::signal::ctrl_c() => Ok(ExitCode::from(130)),
@@ -116,7 +116,7 @@ async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
         }
         let _ = editor.add_history_entry(message);
         tokio::select! {
-            reply = print_stream(session.stream(message)) => {
+            reply = print_stream(session.send(message).stream()) => {
                 if let Err(e) = reply {
                     if exit::is_broken_pipe(&e) {
                         return Err(e);

@@ -44,7 +44,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut stream = agent.stream("What is the weather in Lisbon and in Oslo?");
+    let mut stream = agent
+        .send("What is the weather in Lisbon and in Oslo?")
+        .stream();
     while let Some(event) = stream.next().await {
         match event {
             Ok(AgentEvent::TextDelta(t)) => {

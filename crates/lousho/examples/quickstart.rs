@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     // Stream the run: tool activity as it happens, then the answer.
-    let mut events = agent.stream("Where is my order?");
+    let mut events = agent.send("Where is my order?").stream();
     while let Some(event) = events.next().await {
         match event? {
             AgentEvent::ToolCallStarted(call) => println!("→ {} {}", call.name, call.arguments),

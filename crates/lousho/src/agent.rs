@@ -5,8 +5,8 @@ mod builder;
 mod error;
 mod event;
 mod execute;
-mod options;
 mod reply;
+mod request;
 mod run;
 mod session;
 mod state;
@@ -16,8 +16,9 @@ pub use builder::AgentBuilder;
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 pub(crate) use execute::call_one;
-pub use options::SendOptions;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
+use request::Begin;
+pub use request::RunRequest;
 pub use session::Session;
 pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
@@ -131,41 +132,21 @@ impl Agent {
         futures::future::join_all(self.inner.sources.iter().map(|s| s.close())).await;
     }
 
-    /// Runs a fresh conversation to its final answer.
-    pub async fn send(&self, input: impl Into<Message>) -> Result<Reply, AgentError> {
-        self.send_with(input, SendOptions::default()).await
-    }
-
-    /// [`send`](Agent::send) with options (a cancellation token, …).
-    pub async fn send_with(
-        &self,
-        input: impl Into<Message>,
-        options: SendOptions,
-    ) -> Result<Reply, AgentError> {
-        self.stream_with(input, options).into_reply().await
-    }
-
-    /// Runs a fresh conversation, yielding events as they happen. Dropping the
-    /// stream cancels the run.
-    pub fn stream(&self, input: impl Into<Message>) -> AgentStream {
-        self.stream_with(input, SendOptions::default())
-    }
-
-    /// [`stream`](Agent::stream) with options.
-    pub fn stream_with(&self, input: impl Into<Message>, options: SendOptions) -> AgentStream {
-        let messages = vec![input.into()];
-        run::start(
+    /// A run of a fresh conversation: `.await` it for the [`Reply`], or call
+    /// [`.stream()`](RunRequest::stream) for its events; set options such as
+    /// [`.cancel(token)`](RunRequest::cancel) first.
+    pub fn send(&self, input: impl Into<Message>) -> RunRequest {
+        RunRequest::new(
             self.inner.clone(),
-            messages,
+            Begin::Fresh(vec![input.into()]),
             ConversationState::default(),
-            options,
             None,
         )
     }
 
     /// Continues a run that paused for approval ([`RunStatus::Interrupted`]),
-    /// with answers for its pending calls; returns the run's next reply
-    /// (which may pause again in a later turn).
+    /// with answers for its pending calls; `.await` it for the run's next
+    /// reply (which may pause again in a later turn), or stream it.
     ///
     /// The agent must be built from the same configuration as the one that
     /// paused (same tools, prompt and model); it may be a new `Agent` in
@@ -173,46 +154,12 @@ impl Agent {
     /// The paused turn's calls that already ran are not run again; a pending
     /// call without an answer is denied. See [`crate::policy`] for the
     /// whole decision order.
-    pub async fn resume(
-        &self,
-        state: RunState,
-        decisions: impl Into<Decisions>,
-    ) -> Result<Reply, AgentError> {
-        self.resume_with(state, decisions, SendOptions::default())
-            .await
-    }
-
-    /// [`resume`](Agent::resume) with options.
-    pub async fn resume_with(
-        &self,
-        state: RunState,
-        decisions: impl Into<Decisions>,
-        options: SendOptions,
-    ) -> Result<Reply, AgentError> {
-        self.resume_stream_with(state, decisions, options)
-            .into_reply()
-            .await
-    }
-
-    /// [`resume`](Agent::resume), yielding events as they happen.
-    pub fn resume_stream(&self, state: RunState, decisions: impl Into<Decisions>) -> AgentStream {
-        self.resume_stream_with(state, decisions, SendOptions::default())
-    }
-
-    /// [`resume_stream`](Agent::resume_stream) with options.
-    pub fn resume_stream_with(
-        &self,
-        state: RunState,
-        decisions: impl Into<Decisions>,
-        options: SendOptions,
-    ) -> AgentStream {
+    pub fn resume(&self, state: RunState, decisions: impl Into<Decisions>) -> RunRequest {
         let conversation = ConversationState::from_snapshot(state.conversation_state.clone());
-        run::resume(
+        RunRequest::new(
             self.inner.clone(),
-            state,
-            decisions.into(),
+            Begin::Resume(Box::new(state), decisions.into()),
             conversation,
-            options,
             None,
         )
     }
@@ -268,7 +215,7 @@ impl Agent {
 
 impl AgentStream {
     /// Drives the stream to its end and returns the reply.
-    pub async fn into_reply(mut self) -> Result<Reply, AgentError> {
+    pub(crate) async fn into_reply(mut self) -> Result<Reply, AgentError> {
         while let Some(event) = self.next().await {
             if let AgentEvent::Done(reply) = event? {
                 return Ok(*reply);

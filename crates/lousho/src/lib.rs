@@ -38,7 +38,7 @@
 //!
 //! | concept | items |
 //! | --- | --- |
-//! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`] |
+//! | agents | [`Agent`], [`AgentBuilder`], [`RunRequest`] (`agent.send(..)`: `.await` it or `.stream()` it), [`Session`], [`Reply`], [`AgentEvent`] |
 //! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`] |
 //! | models | [`Model`], [`TestModel`], [`ScriptedModel`], [`resolve_model`] |
 //! | approval | [`Approval`], [`Permissions`], [`ApprovalRequest`], [`Decisions`], [`RunState`] — the decision order is in [`policy`] |
@@ -60,8 +60,8 @@ pub mod spec;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunState,
-    RunStateError, RunStatus, SendOptions, Session, ToolCallRecord,
+    Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunRequest,
+    RunState, RunStateError, RunStatus, Session, ToolCallRecord,
 };
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
 #[cfg(feature = "mcp")]
@@ -83,7 +83,7 @@ pub use tool::{
 pub use schemars;
 /// Derive this on tool inputs (re-exported from `schemars`).
 pub use schemars::JsonSchema;
-/// The cancellation token type used by [`SendOptions`] and [`ToolContext`].
+/// The cancellation token type used by [`RunRequest::cancel`] and [`ToolContext`].
 pub use tokio_util::sync::CancellationToken;
 
 /// The README's examples, compiled and run as doc tests so they cannot rot.

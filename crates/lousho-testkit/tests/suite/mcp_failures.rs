@@ -3,7 +3,7 @@
 
 use super::fixture::{call, fixture, line_count, scratch};
 use lousho::mcp::{ConnectOptions, ServerStatus, connect_mcp};
-use lousho::{Agent, CancellationToken, ScriptedModel, ScriptedTurn, SendOptions, ToolContext};
+use lousho::{Agent, CancellationToken, ScriptedModel, ScriptedTurn, ToolContext};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -30,10 +30,7 @@ async fn cancelling_a_run_sends_cancelled_to_the_server() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         t2.cancel();
     });
-    let err = agent
-        .send_with("go", SendOptions::new().cancel(token))
-        .await
-        .unwrap_err();
+    let err = agent.send("go").cancel(token).await.unwrap_err();
     assert!(matches!(err, lousho::AgentError::Cancelled), "{err}");
     let deadline = Instant::now() + Duration::from_secs(3);
     while line_count(&file) == 0 {

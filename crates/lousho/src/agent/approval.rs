@@ -5,8 +5,8 @@ use super::execute::run_tool_calls;
 use super::{AgentError, AgentEvent, AgentInner};
 use crate::model::ToolCall;
 use crate::policy::{
-    ApprovalDecision, ApprovalRequest, Decision, DecisionReason, Decisions, RuleDecision,
-    decide_call, rule_denial,
+    ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision, DecisionReason, Decisions,
+    RuleDecision, decide_call, rule_denial,
 };
 use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::FutureExt;
@@ -52,6 +52,8 @@ pub(crate) struct TurnContext<'a> {
     pub(crate) state: &'a ConversationState,
     pub(crate) cancel: &'a CancellationToken,
     pub(crate) tx: &'a mpsc::Sender<Result<AgentEvent, AgentError>>,
+    /// The run's approval handler (its own or the agent's).
+    pub(crate) approval_handler: Option<&'a ApprovalHandler>,
 }
 
 impl TurnContext<'_> {
@@ -92,7 +94,7 @@ impl TurnContext<'_> {
                 Gate::Ask(request) => {
                     self.emit(AgentEvent::ApprovalRequested(request.clone()))
                         .await?;
-                    if self.inner.approval_handler.is_none() {
+                    if self.approval_handler.is_none() {
                         pending.push(request);
                         continue;
                     }
@@ -195,7 +197,7 @@ impl TurnContext<'_> {
 
     /// Asks the handler; a panicking handler denies, a cancelled run stops.
     async fn ask_handler(&self, request: ApprovalRequest) -> Result<ApprovalDecision, AgentError> {
-        let Some(handler) = &self.inner.approval_handler else {
+        let Some(handler) = self.approval_handler else {
             return Ok(ApprovalDecision::Deny { reason: None });
         };
         let tool = request.tool_name.clone();

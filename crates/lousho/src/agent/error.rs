@@ -51,6 +51,15 @@ pub enum AgentError {
     /// The run was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// The run did not finish within its
+    /// [`timeout`](crate::RunRequest::timeout).
+    #[error(
+        "the run did not finish within its timeout of {timeout:?}; raise the timeout or ask for less"
+    )]
+    TimedOut {
+        /// The timeout that passed.
+        timeout: std::time::Duration,
+    },
     /// A tool source (an MCP server) could not get ready.
     #[error(transparent)]
     ToolSource(#[from] ToolSourceError),

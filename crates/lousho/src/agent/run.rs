@@ -2,15 +2,15 @@
 
 use super::approval::{TurnCalls, TurnContext};
 use super::builder::{definitions, validate_tool};
+use super::request::{Begin, RunOptions};
 use super::state::{PausedCall, PausedTurn};
 use super::{
-    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, SendOptions,
-    ToolCallRecord,
+    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, ToolCallRecord,
 };
 use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
 };
-use crate::policy::{ApprovalRequest, Decisions};
+use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
 use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::{Arc, Mutex};
@@ -20,45 +20,11 @@ use tokio_util::sync::CancellationToken;
 const EVENT_BUFFER: usize = 64;
 
 /// Spawns a run and returns its event stream.
-pub(crate) fn start(
-    inner: Arc<AgentInner>,
-    messages: Vec<Message>,
-    state: ConversationState,
-    options: SendOptions,
-    history: Option<Arc<Mutex<Vec<Message>>>>,
-) -> AgentStream {
-    spawn(inner, Begin::Fresh(messages), state, options, history)
-}
-
-/// Spawns the continuation of a paused run and returns its event stream.
-pub(crate) fn resume(
-    inner: Arc<AgentInner>,
-    run_state: RunState,
-    decisions: Decisions,
-    state: ConversationState,
-    options: SendOptions,
-    history: Option<Arc<Mutex<Vec<Message>>>>,
-) -> AgentStream {
-    spawn(
-        inner,
-        Begin::Resume(Box::new(run_state), decisions),
-        state,
-        options,
-        history,
-    )
-}
-
-/// How a run begins: with new messages, or by finishing a paused turn.
-enum Begin {
-    Fresh(Vec<Message>),
-    Resume(Box<RunState>, Decisions),
-}
-
-fn spawn(
+pub(crate) fn spawn(
     inner: Arc<AgentInner>,
     begin: Begin,
     state: ConversationState,
-    options: SendOptions,
+    options: RunOptions,
     history: Option<Arc<Mutex<Vec<Message>>>>,
 ) -> AgentStream {
     let cancel = match &options.cancel {
@@ -68,14 +34,36 @@ fn spawn(
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
     let guard = cancel.clone().drop_guard();
     tokio::spawn(async move {
-        let result = Run {
+        let max_turns = options.max_turns.unwrap_or(inner.max_turns);
+        let approval_handler = options
+            .approval_handler
+            .or_else(|| inner.approval_handler.clone());
+        let run = Run {
             inner,
             state,
-            cancel,
+            cancel: cancel.clone(),
             tx: tx.clone(),
+            max_turns,
+            approval_handler,
         }
-        .run(begin)
-        .await;
+        .run(begin);
+        let result = match options.timeout {
+            None => run.await,
+            Some(timeout) => {
+                tokio::pin!(run);
+                tokio::select! {
+                    biased;
+                    r = &mut run => r,
+                    () = tokio::time::sleep(timeout) => {
+                        // The run stops as on a cancel (its tools get their
+                        // grace), then fails with the timeout.
+                        cancel.cancel();
+                        let _ = run.await;
+                        Err(AgentError::TimedOut { timeout })
+                    }
+                }
+            }
+        };
         if let Err(e) = result {
             let _ = tx.send(Err(e)).await;
         }
@@ -121,6 +109,8 @@ struct Run {
     state: ConversationState,
     cancel: CancellationToken,
     tx: mpsc::Sender<Result<AgentEvent, AgentError>>,
+    max_turns: usize,
+    approval_handler: Option<ApprovalHandler>,
 }
 
 /// A run's progress between turns.
@@ -195,7 +185,7 @@ impl Run {
         };
         run.request = run.request.settings(self.inner.settings.clone());
         run.request.system.clone_from(&self.inner.prompt);
-        let max_turns = self.inner.max_turns;
+        let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
             let (tools, defs) = snapshot_tools(&self.inner)?;
             run.request.tools = defs;
@@ -251,6 +241,7 @@ impl Run {
             state: &self.state,
             cancel: &self.cancel,
             tx: &self.tx,
+            approval_handler: self.approval_handler.as_ref(),
         }
     }
 

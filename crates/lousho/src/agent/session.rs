@@ -1,4 +1,5 @@
-use super::{Agent, AgentError, AgentStream, Reply, RunState, SendOptions, run};
+use super::request::Begin;
+use super::{Agent, RunRequest, RunState};
 use crate::model::Message;
 use crate::policy::Decisions;
 use crate::tool::ConversationState;
@@ -7,7 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// A multi-turn conversation with an agent: every `send` sees the history of
 /// the ones before, and tools share one [`ConversationState`].
 ///
-/// Turns are meant to be sequential: await one before sending the next.
+/// Turns are meant to be sequential: finish one before sending the next.
+/// The history takes a run once it completes, whether it was awaited or
+/// streamed to its [`Done`](crate::AgentEvent::Done) event; a failed,
+/// cancelled or paused run leaves it as it was.
 #[derive(Debug, Clone)]
 pub struct Session {
     agent: Agent,
@@ -24,35 +28,16 @@ impl Session {
         }
     }
 
-    /// Sends a message and runs to the final answer.
-    pub async fn send(&self, input: impl Into<Message>) -> Result<Reply, AgentError> {
-        self.send_with(input, SendOptions::default()).await
-    }
-
-    /// [`send`](Session::send) with options.
-    pub async fn send_with(
-        &self,
-        input: impl Into<Message>,
-        options: SendOptions,
-    ) -> Result<Reply, AgentError> {
-        self.stream_with(input, options).into_reply().await
-    }
-
-    /// Sends a message, yielding events; the history is updated when the run
-    /// is done.
-    pub fn stream(&self, input: impl Into<Message>) -> AgentStream {
-        self.stream_with(input, SendOptions::default())
-    }
-
-    /// [`stream`](Session::stream) with options.
-    pub fn stream_with(&self, input: impl Into<Message>, options: SendOptions) -> AgentStream {
+    /// A run of the next turn: the history so far (as of this call) plus
+    /// `input`. `.await` it or [`.stream()`](RunRequest::stream) it, like
+    /// [`Agent::send`].
+    pub fn send(&self, input: impl Into<Message>) -> RunRequest {
         let mut messages = self.history();
         messages.push(input.into());
-        run::start(
+        RunRequest::new(
             self.agent.inner.clone(),
-            messages,
+            Begin::Fresh(messages),
             self.state.clone(),
-            options,
             Some(self.history.clone()),
         )
     }
@@ -60,37 +45,14 @@ impl Session {
     /// Continues this session's run that paused for approval (see
     /// [`Agent::resume`]); once it completes, the session's history holds it.
     /// The session's tool state is set to the state's snapshot first.
-    pub async fn resume(
-        &self,
-        state: RunState,
-        decisions: impl Into<Decisions>,
-    ) -> Result<Reply, AgentError> {
-        self.resume_stream_with(state, decisions, SendOptions::default())
-            .into_reply()
-            .await
-    }
-
-    /// [`resume`](Session::resume), yielding events.
-    pub fn resume_stream(&self, state: RunState, decisions: impl Into<Decisions>) -> AgentStream {
-        self.resume_stream_with(state, decisions, SendOptions::default())
-    }
-
-    /// [`resume_stream`](Session::resume_stream) with options.
-    pub fn resume_stream_with(
-        &self,
-        state: RunState,
-        decisions: impl Into<Decisions>,
-        options: SendOptions,
-    ) -> AgentStream {
+    pub fn resume(&self, state: RunState, decisions: impl Into<Decisions>) -> RunRequest {
         for (key, value) in state.conversation_state() {
             self.state.set(key.clone(), value.clone());
         }
-        run::resume(
+        RunRequest::new(
             self.agent.inner.clone(),
-            state,
-            decisions.into(),
+            Begin::Resume(Box::new(state), decisions.into()),
             self.state.clone(),
-            options,
             Some(self.history.clone()),
         )
     }

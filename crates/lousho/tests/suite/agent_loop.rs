@@ -4,7 +4,7 @@ use futures::StreamExt;
 use lousho::model::{Part, Role};
 use lousho::{
     Agent, AgentError, AgentEvent, CancellationToken, DefinedTool, ScriptedModel, ScriptedTurn,
-    SendOptions, ToolContext,
+    ToolContext,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -118,11 +118,7 @@ async fn cancelling_a_run_fires_the_running_tools_token() {
     let run = tokio::spawn({
         let agent = agent.clone();
         let token = token.clone();
-        async move {
-            agent
-                .send_with("go", SendOptions::new().cancel(token))
-                .await
-        }
+        async move { agent.send("go").cancel(token).await }
     });
     started.notified().await;
     token.cancel();
@@ -144,7 +140,7 @@ async fn dropping_the_stream_cancels_the_run() {
         .tool(blocking_tool(started.clone(), saw_cancel.clone()))
         .build()
         .unwrap();
-    let mut stream = agent.stream("go");
+    let mut stream = agent.send("go").stream();
     // Read until the tool has started, then drop the stream.
     while let Some(event) = stream.next().await {
         if matches!(event.unwrap(), AgentEvent::ToolCallStarted(_)) {
@@ -172,12 +168,9 @@ async fn cancelling_while_the_model_streams_stops_the_run() {
         tokio::time::sleep(Duration::from_millis(20)).await;
         t2.cancel();
     });
-    let result = tokio::time::timeout(
-        Duration::from_secs(5),
-        agent.send_with("go", SendOptions::new().cancel(token)),
-    )
-    .await
-    .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(5), agent.send("go").cancel(token))
+        .await
+        .unwrap();
     assert!(matches!(result, Err(AgentError::Cancelled)), "{result:?}");
 }
 
@@ -315,7 +308,12 @@ async fn stream_yields_text_tool_and_turn_events_in_order() {
         ScriptedTurn::text("final"),
     ]);
     let agent = Agent::builder().model(model).tool(tool).build().unwrap();
-    let events: Vec<AgentEvent> = agent.stream("go").map(|e| e.unwrap()).collect().await;
+    let events: Vec<AgentEvent> = agent
+        .send("go")
+        .stream()
+        .map(|e| e.unwrap())
+        .collect()
+        .await;
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| match e {

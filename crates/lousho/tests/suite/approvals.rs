@@ -238,7 +238,7 @@ async fn stream_emits_approval_requested_before_pausing() {
         .tool(counting_echo("wipe", calls.clone()).needs_approval(true))
         .build()
         .unwrap();
-    let mut stream = agent.stream("wipe it");
+    let mut stream = agent.send("wipe it").stream();
     let mut requested = Vec::new();
     let mut started = 0;
     let mut reply = None;
@@ -270,18 +270,15 @@ async fn cancelling_stops_waiting_for_an_answer() {
         .build()
         .unwrap();
     let cancel = lousho::CancellationToken::new();
-    let options = lousho::SendOptions::new().cancel(cancel.clone());
+    let run = agent.send("wipe").cancel(cancel.clone());
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         cancel.cancel();
     });
-    let err = tokio::time::timeout(
-        std::time::Duration::from_secs(5),
-        agent.send_with("wipe", options),
-    )
-    .await
-    .expect("the run stops when cancelled")
-    .unwrap_err();
+    let err = tokio::time::timeout(std::time::Duration::from_secs(5), run)
+        .await
+        .expect("the run stops when cancelled")
+        .unwrap_err();
     assert!(matches!(err, lousho::AgentError::Cancelled), "{err}");
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     canceller.await.unwrap();

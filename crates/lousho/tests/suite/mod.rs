@@ -12,6 +12,7 @@ mod providers_common;
 mod providers_compatible;
 mod providers_openai;
 mod resume;
+mod run_request;
 mod spec_files;
 mod spec_limits;
 mod tools;

@@ -9,7 +9,7 @@ use lousho::model::{
 use lousho::tool::Content;
 use lousho::{
     Agent, AgentError, AgentEvent, CancellationToken, DefinedTool, Message, Model, ModelError,
-    ModelEvent, ModelRequest, SendOptions, ToolCall, ToolContext, ToolOutput, Usage,
+    ModelEvent, ModelRequest, ToolCall, ToolContext, ToolOutput, Usage,
 };
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::{Value, json};
@@ -382,7 +382,7 @@ async fn cancelling_mid_stream_closes_the_connection_promptly() {
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
-    let mut stream = agent.stream_with("hi", SendOptions::new().cancel(cancel.clone()));
+    let mut stream = agent.send("hi").cancel(cancel.clone()).stream();
     assert!(matches!(
         stream.next().await,
         Some(Ok(AgentEvent::TextDelta(_)))

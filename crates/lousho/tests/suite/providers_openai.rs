@@ -6,7 +6,7 @@ use futures::StreamExt;
 use lousho::model::{FinishReason, OpenAi, OpenAiBuilder};
 use lousho::{
     Agent, AgentError, AgentEvent, CancellationToken, Message, Model, ModelError, ModelEvent,
-    ModelRequest, SendOptions, ToolCall, Usage,
+    ModelRequest, ToolCall, Usage,
 };
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::{Value, json};
@@ -422,7 +422,7 @@ async fn a_disconnect_before_output_is_retried_but_never_after_output_started() 
     assert_eq!(agent.send("a").await.unwrap().text, "recovered answer");
     assert_eq!(notices.lock().unwrap().len(), 1);
 
-    let mut stream = agent.stream("b");
+    let mut stream = agent.send("b").stream();
     let mut text = String::new();
     let err = loop {
         match stream.next().await.unwrap() {
@@ -455,7 +455,7 @@ async fn cancelling_mid_stream_closes_the_connection_promptly() {
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
-    let mut stream = agent.stream_with("hi", SendOptions::new().cancel(cancel.clone()));
+    let mut stream = agent.send("hi").cancel(cancel.clone()).stream();
     assert!(matches!(
         stream.next().await,
         Some(Ok(AgentEvent::TextDelta(_)))

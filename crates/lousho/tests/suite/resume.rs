@@ -207,10 +207,13 @@ async fn missing_or_malformed_answers_deny() {
 async fn resume_stream_starts_only_the_pending_call() {
     let (_first, json, call_id) = pause_in_first_process().await;
     let second = process(vec![ScriptedTurn::text("Done.")]);
-    let mut stream = second.agent.resume_stream(
-        RunState::from_json(&json).unwrap(),
-        Decisions::new().approve(&call_id),
-    );
+    let mut stream = second
+        .agent
+        .resume(
+            RunState::from_json(&json).unwrap(),
+            Decisions::new().approve(&call_id),
+        )
+        .stream();
     let mut started = Vec::new();
     let mut done = None;
     while let Some(event) = stream.next().await {

@@ -3,7 +3,7 @@
 //! notifications keep clients with request timeouts waiting.
 
 use super::result::error_result;
-use crate::agent::{AgentEvent, Reply, RunStatus, SendOptions};
+use crate::agent::{AgentEvent, Reply, RunStatus};
 use crate::model::{Part, Role};
 use crate::{Agent, AgentError};
 use futures::StreamExt;
@@ -80,7 +80,7 @@ pub(crate) async fn call(
             ));
         }
     };
-    let mut stream = agent.stream_with(message, SendOptions::new().cancel(run_cancel.clone()));
+    let mut stream = agent.send(message).cancel(run_cancel.clone()).stream();
     loop {
         let event = tokio::select! {
             biased;

@@ -204,7 +204,7 @@ async fn missing_or_malformed_answers_deny() {
 }
 
 #[tokio::test]
-async fn resume_stream_starts_only_the_pending_call() {
+async fn a_streamed_resume_starts_only_the_pending_call() {
     let (_first, json, call_id) = pause_in_first_process().await;
     let second = process(vec![ScriptedTurn::text("Done.")]);
     let mut stream = second

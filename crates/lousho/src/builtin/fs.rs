@@ -5,8 +5,12 @@
 //! `grep-regex`, `grep-searcher`): `.gitignore`, `.ignore` and git's exclude
 //! files are respected (inside a git repository or not), hidden files and
 //! folders are skipped, symbolic links are not followed while walking, and
-//! binary files are skipped by `grep` and refused by `read_file`.
+//! binary files are skipped by `grep` and refused by `read_file`. Every file
+//! and folder is opened by descriptor beneath the workspace root (see
+//! `beneath`), so swapping a folder for a symlink mid-call leads nowhere;
+//! FIFOs, devices and sockets are never read.
 
+mod beneath;
 mod error;
 mod glob;
 mod grep;

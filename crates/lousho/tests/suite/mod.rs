@@ -2,6 +2,7 @@ mod agent_loop;
 mod approvals;
 mod builtins_clock;
 mod builtins_fs;
+mod builtins_races;
 mod builtins_sandbox;
 mod builtins_todo;
 mod mcp_serve;

@@ -21,6 +21,14 @@ pub enum FsToolError {
         /// The path, relative to the workspace root.
         path: String,
     },
+    /// A FIFO, a device or a socket: never read (it could block or never end).
+    #[error("`{path}` is {kind}, not a regular file; the file tools read regular files only")]
+    NotAFile {
+        /// The path, relative to the workspace root.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
     /// `read_file` was asked for a binary file.
     #[error("`{path}` looks like a binary file ({reason}); read_file shows text files only")]
     Binary {

@@ -82,7 +82,10 @@ fn glob(
                 return WalkState::Continue;
             }
             let rel = entry.path().strip_prefix(base).unwrap_or(entry.path());
-            if matcher.is_match(rel) {
+            // The walk lists folders by path: a name is kept only if it is a
+            // regular file beneath the root right now (a folder swapped for a
+            // symlink mid-walk cannot contribute names from outside).
+            if matcher.is_match(rel) && ws.is_file(entry.path()) {
                 hits.push(ws.display(entry.path()));
                 if found.fetch_add(1, Ordering::Relaxed) + 1 >= HARD_LIMIT {
                     return WalkState::Quit;

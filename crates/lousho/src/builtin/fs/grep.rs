@@ -4,6 +4,7 @@
 mod render;
 mod sink;
 
+use super::beneath::OpenError;
 use super::walk::{walk_parallel, walker};
 use super::{FsToolError, Workspace, run_blocking};
 use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
@@ -14,6 +15,7 @@ use ignore::overrides::OverrideBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use sink::{Collect, FileHits, Outcome};
+use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -116,12 +118,22 @@ fn grep(
         .after_context(context);
 
     let found = if resolved.real.is_file() {
-        search_one(ws, &searcher.build(), &matcher, &resolved.real, max_results).map_err(
-            |source| FsToolError::Io {
-                path: resolved.display.clone(),
-                source,
-            },
-        )?
+        let requested = input.path.as_deref().unwrap_or(".");
+        let file = ws
+            .open_file(&resolved.real)
+            .map_err(|e| e.into_tool_error(requested, &resolved.display))?;
+        search_one(
+            ws,
+            &searcher.build(),
+            &matcher,
+            &file,
+            &resolved.real,
+            max_results,
+        )
+        .map_err(|source| FsToolError::Io {
+            path: resolved.display.clone(),
+            source,
+        })?
     } else {
         let mut walk = walker(ws, &resolved.real);
         if let Some(glob) = &input.glob {
@@ -143,15 +155,16 @@ fn grep(
     )))
 }
 
-/// Searches one file with `sink`; an error leaves the sink ready for the next.
+/// Searches one opened file with `sink`; an error leaves the sink ready for
+/// the next.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     sink: &mut Collect,
-    path: &Path,
+    file: &File,
     display: impl FnOnce() -> String,
 ) -> std::io::Result<Outcome> {
-    if let Err(e) = searcher.search_path(matcher, path, &mut *sink) {
+    if let Err(e) = searcher.search_file(matcher, file, &mut *sink) {
         sink.reset();
         return Err(e);
     }
@@ -162,6 +175,7 @@ fn search_one(
     ws: &Workspace,
     searcher: &Searcher,
     matcher: &RegexMatcher,
+    file: &File,
     path: &Path,
     max_results: usize,
 ) -> std::io::Result<Found> {
@@ -174,7 +188,7 @@ fn search_one(
         unreadable: 0,
         stopped_early: false,
     };
-    match search_file(&mut searcher, matcher, &mut sink, path, || ws.display(path))? {
+    match search_file(&mut searcher, matcher, &mut sink, file, || ws.display(path))? {
         Outcome::Hits(hits) => found.files.push(hits),
         Outcome::NoMatch => {}
         Outcome::Binary => found.binary = 1,
@@ -218,6 +232,17 @@ fn search_tree(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
+            // Opened beneath the root: a folder swapped for a symlink since
+            // the walk listed it fails here instead of leading outside.
+            let file = match ws.open_file(entry.path()) {
+                Ok(file) => file,
+                // Swapped for a FIFO, a device or a socket: never read.
+                Err(OpenError::NotAFile(_)) => return WalkState::Continue,
+                Err(_) => {
+                    state.unreadable += 1;
+                    return WalkState::Continue;
+                }
+            };
             state.searched += 1;
             let ThreadState {
                 searcher,
@@ -226,7 +251,7 @@ fn search_tree(
                 ..
             } = state;
             let display = || ws.display(entry.path());
-            let Ok(outcome) = search_file(searcher, matcher, sink, entry.path(), display) else {
+            let Ok(outcome) = search_file(searcher, matcher, sink, &file, display) else {
                 // Unreadable (permissions, vanished, a huge line): counted, skipped.
                 state.unreadable += 1;
                 return WalkState::Continue;

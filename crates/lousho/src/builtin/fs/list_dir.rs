@@ -3,9 +3,13 @@
 use super::walk::walker;
 use super::{FsToolError, Workspace, run_blocking};
 use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use rustix::fs::{AtFlags, Dir, FileType};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
 
 const DESCRIPTION: &str = "List a folder in the workspace: one entry per line with its kind \
 (`dir`, `file`, `link`) and, for files, its size in bytes; folders end with `/`. Sorted by name. \
@@ -49,62 +53,81 @@ struct Entry {
 fn list_dir(ws: &Workspace, requested: &str) -> Result<ToolOutput, FsToolError> {
     let resolved = ws.resolve_path(requested)?;
     let path = resolved.display;
-    if !resolved.real.is_dir() {
-        return Err(FsToolError::NotADirectory { path });
-    }
-    let mut builder = walker(ws, &resolved.real);
-    builder.max_depth(Some(1));
+    // The folder is read through a descriptor opened beneath the root, so a
+    // folder swapped for a symlink after the check shows nothing from
+    // outside; the ignore rules only filter the names it holds.
+    let dir = ws
+        .open_dir(&resolved.real)
+        .map_err(|e| e.into_tool_error(requested, &path))?;
+    let mut walk = walker(ws, &resolved.real);
+    walk.max_depth(Some(1));
+    let shown: HashSet<OsString> = walk
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.depth() == 1)
+        .map(|e| e.file_name().to_owned())
+        .collect();
+    let io_err = |source: std::io::Error| FsToolError::Io {
+        path: path.clone(),
+        source,
+    };
     let mut entries = Vec::new();
-    for entry in builder.build() {
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
+    let mut all = 0usize;
+    for entry in Dir::read_from(&dir).map_err(|e| io_err(e.into()))? {
+        let entry = entry.map_err(|e| io_err(e.into()))?;
+        let name_bytes = entry.file_name().to_bytes();
+        if name_bytes == b"." || name_bytes == b".." {
             continue;
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(file_type) = entry.file_type() else {
+        all += 1;
+        let name_os = OsStr::from_bytes(name_bytes);
+        if !shown.contains(name_os) {
             continue;
+        }
+        let name = name_os.to_string_lossy().into_owned();
+        let stat = || rustix::fs::statat(&dir, name_os, AtFlags::SYMLINK_NOFOLLOW).ok();
+        let file_type = match entry.file_type() {
+            FileType::Unknown => {
+                stat().map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode))
+            }
+            known => known,
         };
-        let entry = if file_type.is_dir() {
-            Entry {
+        entries.push(match file_type {
+            FileType::Directory => Entry {
                 name: format!("{name}/"),
                 kind: "dir",
                 detail: String::new(),
+            },
+            FileType::Symlink => {
+                let link = ws.display(&resolved.real.join(name_os));
+                let detail = match ws.resolve_path(&link) {
+                    Ok(target) if target.real.is_dir() => format!(" -> {}/", target.display),
+                    Ok(target) => format!(" -> {}", target.display),
+                    Err(_) => " -> (outside the workspace or missing; not readable)".to_owned(),
+                };
+                Entry {
+                    name,
+                    kind: "link",
+                    detail,
+                }
             }
-        } else if file_type.is_symlink() {
-            let detail = match ws.resolve_path(&ws.display(entry.path())) {
-                Ok(target) if target.real.is_dir() => format!(" -> {}/", target.display),
-                Ok(target) => format!(" -> {}", target.display),
-                Err(_) => " -> (outside the workspace or missing; not readable)".to_owned(),
-            };
-            Entry {
-                name,
-                kind: "link",
-                detail,
+            FileType::RegularFile => {
+                let size = stat().map_or(0, |s| s.st_size);
+                Entry {
+                    name,
+                    kind: "file",
+                    detail: format!(" ({size} bytes)"),
+                }
             }
-        } else if file_type.is_file() {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            Entry {
-                name,
-                kind: "file",
-                detail: format!(" ({size} bytes)"),
-            }
-        } else {
-            Entry {
+            _ => Entry {
                 name,
                 kind: "other",
                 detail: String::new(),
-            }
-        };
-        entries.push(entry);
+            },
+        });
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let all = std::fs::read_dir(&resolved.real)
-        .map_err(|source| FsToolError::Io {
-            path: path.clone(),
-            source,
-        })?
-        .count();
     let left_out = all.saturating_sub(entries.len());
     let total = entries.len();
     let cap = ws.limits().list_entries;

@@ -5,13 +5,18 @@
 //! a clear message), then resolved for real with `canonicalize` (which
 //! follows every symbolic link) and the *real* path is checked to be inside
 //! the workspace's canonical root. Tools then open that real path, never the
-//! requested one; `read_file` also checks the opened handle (on Linux, through
-//! `/proc/self/fd`), so swapping a component for a symlink between the check
-//! and the open is caught too.
+//! requested one, and open it by descriptor beneath the root with no symbolic
+//! link allowed on the way (`beneath`): swapping a component for a symlink
+//! between the check and the open makes the open fail instead of leading
+//! outside. Walks list folders by path, but every file they read and every
+//! name they return is opened or checked the same way.
 
 use super::FsLimits;
+use super::FsToolError;
+use super::beneath::{OpenError, RootFd};
 use std::fs::File;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +27,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: Arc<Path>,
+    fd: Arc<RootFd>,
     limits: FsLimits,
 }
 
@@ -120,8 +126,13 @@ impl Workspace {
                 path: given.to_path_buf(),
             });
         }
+        let fd = RootFd::open(&real).map_err(|source| WorkspaceError::Open {
+            path: given.to_path_buf(),
+            source,
+        })?;
         Ok(Self {
             root: Arc::from(real),
+            fd: Arc::new(fd),
             limits: FsLimits::default(),
         })
     }
@@ -216,27 +227,52 @@ impl Workspace {
         }
     }
 
-    /// Checks that an opened file really lives inside the workspace (catches a
-    /// component swapped for a symlink between resolving and opening).
-    pub(crate) fn verify_open(&self, file: &File, requested: &str) -> Result<(), SandboxError> {
-        match opened_path(file) {
-            Some(real) if !real.starts_with(&self.root) => Err(SandboxError::SymlinkOutside {
-                requested: requested.to_owned(),
-            }),
-            _ => Ok(()),
-        }
+    /// `path` (a real path inside the root) relative to the root.
+    fn relative<'a>(&self, path: &'a Path) -> Result<&'a Path, OpenError> {
+        path.strip_prefix(&self.root)
+            .map_err(|_| OpenError::Escaped)
+    }
+
+    /// Opens the regular file at `real` (a path inside the root) for reading,
+    /// beneath the root's descriptor: no symbolic link is followed on the
+    /// way, and a FIFO, device or socket is refused without blocking.
+    pub(crate) fn open_file(&self, real: &Path) -> Result<File, OpenError> {
+        self.fd.open_file(self.relative(real)?)
+    }
+
+    /// Opens the folder at `real` (a path inside the root) the same way.
+    pub(crate) fn open_dir(&self, real: &Path) -> Result<OwnedFd, OpenError> {
+        self.fd.open_dir(self.relative(real)?)
+    }
+
+    /// Whether `real` is a regular file inside the root right now, reached
+    /// without a symbolic link.
+    pub(crate) fn is_file(&self, real: &Path) -> bool {
+        self.relative(real).is_ok_and(|rel| self.fd.is_file(rel))
     }
 }
 
-#[cfg(target_os = "linux")]
-fn opened_path(file: &File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn opened_path(_file: &File) -> Option<PathBuf> {
-    None
+impl OpenError {
+    /// The tool error for a failed open of `requested` (shown as `path`).
+    pub(crate) fn into_tool_error(self, requested: &str, path: &str) -> FsToolError {
+        match self {
+            OpenError::Escaped => SandboxError::SymlinkOutside {
+                requested: requested.to_owned(),
+            }
+            .into(),
+            OpenError::NotAFile(kind) => FsToolError::NotAFile {
+                path: path.to_owned(),
+                kind,
+            },
+            OpenError::NotADirectory => FsToolError::NotADirectory {
+                path: path.to_owned(),
+            },
+            OpenError::Io(source) => FsToolError::Io {
+                path: path.to_owned(),
+                source,
+            },
+        }
+    }
 }
 
 /// Lexical normalisation: drops `.`, applies `..`; `None` when `..` climbs
@@ -278,24 +314,40 @@ pub(crate) fn slash_path(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{SandboxError, Workspace, normalise};
+    use super::{OpenError, Workspace, normalise};
     use std::path::Path;
 
-    #[cfg(target_os = "linux")]
     #[test]
-    fn an_opened_file_outside_the_root_is_caught() {
-        let dir = std::env::temp_dir().join(format!("lousho-verify-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("ws")).unwrap();
+    fn files_are_opened_beneath_the_root_only() {
+        let dir = std::env::temp_dir().join(format!("lousho-beneath-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ws/sub")).unwrap();
         std::fs::write(dir.join("outside.txt"), "x").unwrap();
-        std::fs::write(dir.join("ws/inside.txt"), "x").unwrap();
+        std::fs::write(dir.join("ws/sub/inside.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(dir.join("outside.txt"), dir.join("ws/link.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.join("ws/sub"), dir.join("ws/sublink")).unwrap();
         let ws = Workspace::new(dir.join("ws")).unwrap();
-        let outside = std::fs::File::open(dir.join("outside.txt")).unwrap();
-        let inside = std::fs::File::open(dir.join("ws/inside.txt")).unwrap();
+        let root = ws.root().to_path_buf();
+        assert!(ws.open_file(&root.join("sub/inside.txt")).is_ok());
+        assert!(ws.is_file(&root.join("sub/inside.txt")));
+        for path in ["link.txt", "sublink/inside.txt"] {
+            assert!(matches!(
+                ws.open_file(&root.join(path)),
+                Err(OpenError::Escaped)
+            ));
+            assert!(!ws.is_file(&root.join(path)));
+        }
         assert!(matches!(
-            ws.verify_open(&outside, "inside.txt"),
-            Err(SandboxError::SymlinkOutside { .. })
+            ws.open_file(&dir.join("outside.txt")),
+            Err(OpenError::Escaped)
         ));
-        assert!(ws.verify_open(&inside, "inside.txt").is_ok());
+        assert!(matches!(
+            ws.open_dir(&root.join("sub/inside.txt")),
+            Err(OpenError::NotADirectory)
+        ));
+        assert!(matches!(
+            ws.open_file(&root.join("sub")),
+            Err(OpenError::NotAFile("a folder"))
+        ));
         std::fs::remove_dir_all(dir).unwrap();
     }
 

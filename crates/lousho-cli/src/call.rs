@@ -5,6 +5,8 @@
 use crate::cli::CallArgs;
 use crate::exit;
 use crate::load::{self, Approvals, ModelChoice};
+use crate::servers::Servers;
+use crate::signals::Signals;
 use lousho::spec::{SpecError, SpecErrorKind};
 use lousho::{ScriptedModel, ScriptedTurn};
 use serde_json::Value;
@@ -13,7 +15,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// Runs the command.
-pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: CallArgs,
+    tokens: Option<&std::path::Path>,
+    signals: &Signals,
+) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let input: Value = match &args.input {
         None => Value::Object(Default::default()),
@@ -40,35 +46,17 @@ pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Re
         Approvals::Terminal,
         tokens,
     )?;
-    if let Some(mcp) = &mcp
-        && let Err(e) = load::connect(mcp, true).await
-    {
-        // Other servers' failures do not matter when the tool is there (a
-        // built-in, or a tool of a server that is up).
-        let has_tool = agent.tools().is_ok_and(|t| t.get(&args.tool).is_some());
-        if !has_tool || mcp.failed().is_empty() {
-            agent.close().await;
-            return Err(e.into());
-        }
-        mcp.do_without_failed();
-    }
-    let tools = agent.tools()?;
-    if tools.get(&args.tool).is_none() {
-        let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
-        agent.close().await;
-        let err = SpecError::from_parts(
-            &spec.path,
-            SpecErrorKind::Invalid(format!(
-                "the agent has no tool `{}`; its tools are: {}",
-                args.tool,
-                names.join(", ")
-            )),
-        );
-        return Err(err.into());
-    }
-    let reply = agent.send("(lousho call)").await;
+    // A signal stops the call (the tool's request is cancelled) and closes
+    // the servers like the end of the command does.
+    let outcome = tokio::select! {
+        r = call(&agent, mcp.as_ref(), &spec.path, &args.tool) => Ok(r),
+        signal = signals.any() => Err(signal),
+    };
     agent.close().await;
-    let reply = reply?;
+    let reply = match outcome {
+        Ok(reply) => reply?,
+        Err(signal) => return Ok(signal.exit_code()),
+    };
     let Some(record) = reply.tool_calls.into_iter().next() else {
         anyhow::bail!("the tool was not called");
     };
@@ -82,4 +70,37 @@ pub async fn run(args: CallArgs, tokens: Option<&std::path::Path>) -> anyhow::Re
     } else {
         exit::OK
     }))
+}
+
+/// Connects the servers and makes the call.
+async fn call(
+    agent: &lousho::Agent,
+    mcp: Option<&Servers>,
+    spec_path: &std::path::Path,
+    tool: &str,
+) -> anyhow::Result<lousho::Reply> {
+    if let Some(mcp) = mcp
+        && let Err(e) = load::connect(mcp, true).await
+    {
+        // Other servers' failures do not matter when the tool is there (a
+        // built-in, or a tool of a server that is up).
+        let has_tool = agent.tools().is_ok_and(|t| t.get(tool).is_some());
+        if !has_tool || mcp.failed().is_empty() {
+            return Err(e.into());
+        }
+        mcp.do_without_failed();
+    }
+    let tools = agent.tools()?;
+    if tools.get(tool).is_none() {
+        let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+        let err = SpecError::from_parts(
+            spec_path,
+            SpecErrorKind::Invalid(format!(
+                "the agent has no tool `{tool}`; its tools are: {}",
+                names.join(", ")
+            )),
+        );
+        return Err(err.into());
+    }
+    Ok(agent.send("(lousho call)").await?)
 }

@@ -19,6 +19,7 @@ mod progress;
 mod run;
 mod serve;
 mod servers;
+mod signals;
 mod tokens;
 mod tools;
 
@@ -38,14 +39,24 @@ fn main() -> ExitCode {
     };
     let tokens = cli.tokens;
     let result = runtime.block_on(async move {
+        // First: from here on SIGINT and SIGTERM are events the commands
+        // handle (they close their servers), not the default sudden death.
+        let signals = signals::Signals::install()?;
         let tokens = tokens.as_deref();
         match cli.command {
-            Command::Mcp(args) => serve::run(args, tokens).await,
-            Command::Run(args) => run::run(args, tokens).await,
-            Command::Tools(args) => tools::run(args, tokens).await,
-            Command::Call(args) => call::run(args, tokens).await,
-            Command::Login(args) => login::login(args, tokens).await,
-            Command::Logout(args) => login::logout(args, tokens).await,
+            Command::Mcp(args) => serve::run(args, tokens, &signals).await,
+            Command::Run(args) => run::run(args, tokens, &signals).await,
+            Command::Tools(args) => tools::run(args, tokens, &signals).await,
+            Command::Call(args) => call::run(args, tokens, &signals).await,
+            // No servers to close: stop where they are.
+            Command::Login(args) => tokio::select! {
+                r = login::login(args, tokens) => r,
+                signal = signals.any() => Ok(signal.exit_code()),
+            },
+            Command::Logout(args) => tokio::select! {
+                r = login::logout(args, tokens) => r,
+                signal = signals.any() => Ok(signal.exit_code()),
+            },
         }
     });
     // Stdio children of MCP servers are stopped by `close()`; do not wait

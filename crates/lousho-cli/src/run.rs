@@ -3,41 +3,68 @@
 use crate::cli::RunArgs;
 use crate::exit;
 use crate::load::{self, Approvals, ModelChoice};
+use crate::servers::Servers;
+use crate::signals::Signals;
 use futures::StreamExt;
 use lousho::{Agent, AgentEvent, AgentStream, Reply};
 use std::io::Write;
 use std::process::ExitCode;
 
 /// Runs the command.
-pub async fn run(args: RunArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: RunArgs,
+    tokens: Option<&std::path::Path>,
+    signals: &Signals,
+) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let model = args
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     let (agent, mcp) = load::build(&spec, model, Approvals::Terminal, tokens)?;
-    if let Some(mcp) = &mcp
-        && let Err(e) = load::connect(mcp, true).await
-    {
-        // Servers that failed are warnings while at least one is up.
+    let one_message = args.message.is_some();
+    // A signal stops the run (its stream is dropped, which cancels the model
+    // and the tools) and closes the servers like the end of the command does.
+    // The prompt takes SIGINT for itself (it cancels one answer); SIGTERM ends it.
+    let work = async {
+        if let Some(mcp) = &mcp {
+            connect(mcp).await?;
+        }
+        match args.message {
+            Some(message) => {
+                let stream = agent.send(message.as_str()).stream();
+                print_stream(stream).await.map(|_| ExitCode::from(exit::OK))
+            }
+            None => repl(&agent, signals).await,
+        }
+    };
+    let outcome = if one_message {
+        tokio::select! {
+            r = work => Ok(r),
+            signal = signals.any() => Err(signal),
+        }
+    } else {
+        tokio::select! {
+            r = work => Ok(r),
+            signal = signals.terminate() => Err(signal),
+        }
+    };
+    agent.close().await;
+    match outcome {
+        Ok(result) => result,
+        Err(signal) => Ok(signal.exit_code()),
+    }
+}
+
+/// Connects the servers: those that fail are warnings while at least one is up.
+async fn connect(mcp: &Servers) -> anyhow::Result<()> {
+    if let Err(e) = load::connect(mcp, true).await {
         if mcp.failed().is_empty() || mcp.all_failed() {
-            agent.close().await;
             return Err(e.into());
         }
         mcp.do_without_failed();
     }
-    let result = match args.message {
-        Some(message) => {
-            let stream = agent.send(message.as_str()).stream();
-            tokio::select! {
-                reply = print_stream(stream) => reply.map(|_| ExitCode::from(exit::OK)),
-                _ = tokio::signal::ctrl_c() => Ok(ExitCode::from(130)),
-            }
-        }
-        None => repl(&agent).await,
-    };
-    agent.close().await;
-    result
+    Ok(())
 }
 
 /// Streams the answer to stdout and tool activity to stderr.
@@ -84,7 +111,7 @@ pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
 
 /// A multi-turn prompt with line editing and history.
 #[allow(clippy::print_stderr)]
-async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
+async fn repl(agent: &Agent, signals: &Signals) -> anyhow::Result<ExitCode> {
     let session = agent.session();
     let history =
         std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
@@ -115,6 +142,7 @@ async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
             continue;
         }
         let _ = editor.add_history_entry(message);
+        let before = signals.now();
         tokio::select! {
             reply = print_stream(session.send(message).stream()) => {
                 if let Err(e) = reply {
@@ -124,7 +152,7 @@ async fn repl(agent: &Agent) -> anyhow::Result<ExitCode> {
                     eprintln!("error: {e}");
                 }
             }
-            _ = tokio::signal::ctrl_c() => eprintln!("(cancelled)"),
+            _ = signals.after(before) => eprintln!("(cancelled)"),
         }
     }
     if let Some(path) = &history {

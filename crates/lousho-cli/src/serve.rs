@@ -9,7 +9,11 @@ use std::process::ExitCode;
 
 /// Runs the command. Over stdio nothing but the protocol reaches stdout.
 #[allow(clippy::print_stderr)]
-pub async fn run(args: McpArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: McpArgs,
+    tokens: Option<&std::path::Path>,
+    signals: &crate::signals::Signals,
+) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let model = args
         .model
@@ -31,7 +35,13 @@ pub async fn run(args: McpArgs, tokens: Option<&std::path::Path>) -> anyhow::Res
     if !spec.serve.tools.is_empty() {
         let needs_mcp = spec.serve.tools.iter().any(|t| agent.tool(t).is_none());
         if needs_mcp && let Some(mcp) = &mcp {
-            load::connect(mcp, false).await?;
+            tokio::select! {
+                r = load::connect(mcp, false) => r?,
+                signal = signals.any() => {
+                    agent.close().await;
+                    return Ok(signal.exit_code());
+                }
+            }
         }
         let all = agent.tools()?;
         let mut direct = ToolSet::new();
@@ -69,19 +79,24 @@ pub async fn run(args: McpArgs, tokens: Option<&std::path::Path>) -> anyhow::Res
         }
     }
     let handle = serve_mcp(options).await?;
-    if args.http {
+    // Until the client goes away (stdio) or a signal comes; then the agent's
+    // servers are closed like at the end of every command.
+    let (signal, served) = if args.http {
         eprintln!(
             "lousho: serving `{name}` over MCP at {} (Ctrl-C to stop)",
             handle.url().unwrap_or_default()
         );
-        let _ = tokio::signal::ctrl_c().await;
-        handle.close().await?;
+        let signal = signals.any().await;
+        (Some(signal), handle.close().await)
     } else {
+        // On a signal the handle is dropped, which stops the server (its
+        // in-flight runs are cancelled).
         tokio::select! {
-            r = handle.wait() => r?,
-            _ = tokio::signal::ctrl_c() => {}
+            r = handle.wait() => (None, r),
+            signal = signals.any() => (Some(signal), Ok(())),
         }
-    }
+    };
     agent.close().await;
-    Ok(ExitCode::SUCCESS)
+    served?;
+    Ok(signal.map_or(ExitCode::SUCCESS, crate::signals::Signal::exit_code))
 }

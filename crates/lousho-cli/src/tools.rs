@@ -11,12 +11,22 @@ use std::process::ExitCode;
 
 /// Runs the command. The model is not needed to list tools, so the offline
 /// test model stands in (no API key is needed).
-pub async fn run(args: ToolsArgs, tokens: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: ToolsArgs,
+    tokens: Option<&std::path::Path>,
+    signals: &crate::signals::Signals,
+) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
     let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody, tokens)?;
     if let Some(mcp) = &mcp {
         // A server that fails is reported in the output, not as an error.
-        let _ = load::connect(mcp, !args.json).await;
+        tokio::select! {
+            _ = load::connect(mcp, !args.json) => {}
+            signal = signals.any() => {
+                agent.close().await;
+                return Ok(signal.exit_code());
+            }
+        }
     }
     let mut tools: Vec<Value> = Vec::new();
     for tool in agent.tools()?.iter() {

@@ -9,5 +9,6 @@ mod logs;
 mod mcp_http;
 mod mcp_stdio;
 mod run;
+mod signals;
 mod spec_recursion;
 mod tools;

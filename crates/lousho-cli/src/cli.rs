@@ -70,7 +70,8 @@ Examples:
   lousho tools agent.yaml --json | jq '.tools[] | select(.decision == \"ask\")'
 
 --json prints one object (a stable format for scripts):
-  {\"tools\": [{\"name\", \"server\" (null for built-in tools), \"decision\": \"run\"|\"ask\"|\"deny\",
+  {\"tools\": [{\"name\", \"origin\": \"local\"|\"builtin\"|\"mcp\", \"server\" (MCP tools),
+              \"decision\": \"run\"|\"ask\"|\"deny\",
               \"reason\", \"annotations\"}],
    \"servers\": {\"<name>\": {\"status\": \"connected\"|\"failed\"|\"needs-auth\"|\"idle\", \"error\"}}}")]
     Tools(ToolsArgs),

@@ -4,7 +4,7 @@
 use crate::cli::ToolsArgs;
 use crate::load::{self, Approvals, ModelChoice};
 use lousho::mcp::ServerStatus;
-use lousho::policy::ORIGIN_METADATA_KEY;
+use lousho::tool::ToolOrigin;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::ExitCode;
@@ -31,15 +31,12 @@ pub async fn run(
     let mut tools: Vec<Value> = Vec::new();
     for tool in agent.tools()?.iter() {
         let spec = tool.spec();
-        let server = spec
-            .metadata
-            .get(ORIGIN_METADATA_KEY)
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let server = spec.origin.server();
         let decision = agent.tool_decision(&spec.name);
         tools.push(json!({
             "name": spec.name,
             "server": server,
+            "origin": origin_kind(&spec.origin),
             "decision": decision.decision.as_str(),
             "reason": decision.reason.to_string(),
             "annotations": serde_json::to_value(&spec.annotations)?,
@@ -83,7 +80,10 @@ pub async fn run(
             out,
             "{:<32} {:<12} {:<8} {}",
             t["name"].as_str().unwrap_or_default(),
-            t["server"].as_str().unwrap_or("built-in"),
+            t["server"]
+                .as_str()
+                .or(t["origin"].as_str())
+                .unwrap_or_default(),
             t["decision"].as_str().unwrap_or_default(),
             t["reason"].as_str().unwrap_or_default(),
         )?;
@@ -100,4 +100,13 @@ pub async fn run(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `"local"`, `"builtin"` or `"mcp"`.
+fn origin_kind(origin: &ToolOrigin) -> &'static str {
+    match origin {
+        ToolOrigin::Builtin => "builtin",
+        ToolOrigin::Mcp { .. } => "mcp",
+        _ => "local",
+    }
 }

@@ -52,16 +52,14 @@
 //! for a tool without a call (no input, so no callback): what an MCP server
 //! advertises and what `lousho tools` prints.
 
-mod approval;
 mod ask;
 mod decision;
 mod permission;
 
-pub use approval::{Approval, CustomApproval, ParseApprovalError};
-pub use ask::{
-    ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, ORIGIN_METADATA_KEY,
-    approval_handler,
-};
+/// The approval policy lives with the tool types; it is used here.
+#[doc(inline)]
+pub use crate::tool::{Approval, CustomApproval, ParseApprovalError};
+pub use ask::{ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, approval_handler};
 pub(crate) use decision::rule_denial;
 pub use decision::{
     CallDecision, Decision, DecisionReason, ParseDecisionReasonError, ToolDecision, decide_call,

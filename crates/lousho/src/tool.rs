@@ -1,7 +1,7 @@
 //! Tools: what an agent can call.
 //!
 //! A [`Tool`] pairs a [`ToolSpec`] (name, description, JSON Schema, MCP-shaped
-//! [`ToolAnnotations`], approval policy) with an async `call`. Most tools are
+//! [`ToolAnnotations`], [`Approval`] policy, [`ToolOrigin`]) with an async `call`. Most tools are
 //! made with [`define_tool`] from a closure over a typed input; tools that
 //! already speak JSON use [`DefinedTool::from_json`].
 //!
@@ -10,10 +10,12 @@
 //! them.
 
 mod annotations;
+mod approval;
 mod context;
 mod define;
 mod error;
 mod name;
+mod origin;
 mod output;
 mod schema;
 mod set;
@@ -21,12 +23,14 @@ mod source;
 mod spec;
 
 pub use annotations::ToolAnnotations;
+pub use approval::{Approval, CustomApproval, ParseApprovalError};
 pub use context::{ConversationState, ToolContext};
 pub use define::{
     DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context,
 };
 pub use error::ToolError;
 pub use name::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
+pub use origin::ToolOrigin;
 pub use output::{Content, ToolOutput};
 pub(crate) use schema::is_object_schema;
 pub use schema::schema_for;

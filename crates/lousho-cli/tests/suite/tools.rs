@@ -36,6 +36,7 @@ fn tools_json_reports_a_server_that_cannot_start() {
     assert_eq!(v["servers"]["gone"]["status"], "failed");
     assert!(v["servers"]["gone"]["error"].as_str().unwrap().len() > 5);
     assert_eq!(v["tools"][0]["name"], "day_name");
+    assert_eq!(v["tools"][0]["origin"], "builtin");
 }
 
 #[test]
@@ -46,7 +47,7 @@ fn tools_without_json_prints_a_table() {
     let so = stdout(&out);
     assert!(
         so.lines()
-            .any(|l| l.starts_with("grep") && l.contains("built-in") && l.contains("run")),
+            .any(|l| l.starts_with("grep") && l.contains("builtin") && l.contains("run")),
         "{so}"
     );
 }

@@ -2,6 +2,7 @@
 
 use super::fixture::{call, fixture};
 use lousho::mcp::{ConnectOptions, McpError, ToolNaming, connect_mcp};
+use lousho::tool::ToolOrigin;
 use lousho::{Approval, Content};
 use serde_json::json;
 use std::time::Duration;
@@ -19,11 +20,10 @@ async fn tools_are_named_server_then_tool_with_both_segments_normalised() {
     assert!(tools.contains("my_server_v2__echo"));
     let t = tools.get("my_server_v2__fetch_url").unwrap();
     assert_eq!(
-        t.spec().metadata["mcp"]["tool"],
-        "fetch:url",
-        "the original name is kept"
+        t.spec().origin,
+        ToolOrigin::mcp("my server.v2", "fetch:url"),
+        "the original names are kept"
     );
-    assert_eq!(t.spec().metadata["origin"], "my server.v2");
     // Calls use the original name.
     assert_eq!(call(t, json!({"text": "u"})).await.to_model_text(), "u");
     mcp.close().await;

@@ -5,7 +5,7 @@
 //! resolved by `jiff`: the system's time zone database first (kept up to
 //! date by the OS), a copy bundled in the binary when the system has none.
 
-use crate::tool::{DefinedTool, ToolError, ToolOutput, ToolSet, define_tool};
+use crate::tool::{DefinedTool, ToolError, ToolOrigin, ToolOutput, ToolSet, define_tool};
 use jiff::Zoned;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
@@ -46,6 +46,7 @@ pub fn current_date_tool() -> DefinedTool {
         |input: CurrentDateInput| async move { current_date(input.timezone.as_deref()) },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// The `day_name` tool (read-only).
@@ -56,6 +57,7 @@ pub fn day_name_tool() -> DefinedTool {
         |input: DayNameInput| async move { day_name(input.date.as_deref()) },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// `current_date` and `day_name`.

@@ -5,8 +5,8 @@
 //! sees it, and two sessions never share it.
 
 use crate::tool::{
-    ConversationState, DefinedTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSet,
-    define_tool_with_context,
+    ConversationState, DefinedTool, ToolAnnotations, ToolContext, ToolError, ToolOrigin,
+    ToolOutput, ToolSet, define_tool_with_context,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,7 @@ pub fn todo_write_tool() -> DefinedTool {
             .destructive(false)
             .idempotent(true),
     )
+    .origin(ToolOrigin::Builtin)
 }
 
 /// The `todo_read` tool (read-only).
@@ -94,6 +95,7 @@ pub fn todo_read_tool() -> DefinedTool {
         |_: TodoReadInput, ctx: ToolContext| async move { render(&todo_list(&ctx.state)) },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// `todo_read` and `todo_write`.

@@ -36,5 +36,5 @@ pub use connection::ServerStatus;
 pub use elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse, fill_defaults};
 pub use error::McpError;
 pub use load::{LoadOptions, load_mcp_tools};
-pub use naming::{NameCollision, ToolNames, ToolNaming, ToolOrigin};
+pub use naming::{NameCollision, ToolNames, ToolNaming};
 pub use tool::McpTool;

@@ -9,10 +9,6 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-/// The metadata key the approval request reads a tool's origin (its MCP
-/// server's name) from: `spec.metadata["origin"]`, a string.
-pub const ORIGIN_METADATA_KEY: &str = "origin";
-
 /// One tool call waiting for a human's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -29,7 +25,7 @@ pub struct ApprovalRequest {
     /// The tool's MCP hints (empty when none were given).
     #[serde(default)]
     pub annotations: ToolAnnotations,
-    /// The MCP server the tool comes from (`spec.metadata["origin"]`), if any.
+    /// The MCP server the tool comes from (`spec.origin`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     /// Which step of the decision order asked.
@@ -50,11 +46,7 @@ impl ApprovalRequest {
             display_name: spec.display_name.clone(),
             input,
             annotations: spec.annotations.clone(),
-            origin: spec
-                .metadata
-                .get(ORIGIN_METADATA_KEY)
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            origin: spec.origin.server().map(str::to_owned),
             reason,
         }
     }

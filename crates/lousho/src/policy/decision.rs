@@ -1,8 +1,8 @@
 //! The decision order, written once: rules, the `can_use_tool` callback,
 //! then the tool's approval policy.
 
-use super::Approval;
 use super::permission::{CompiledPermissions, PermissionResult, RuleDecision};
+use crate::tool::Approval;
 use crate::tool::ToolSpec;
 use futures::FutureExt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

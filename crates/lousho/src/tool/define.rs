@@ -1,6 +1,6 @@
 use super::schema::schema_for;
+use super::{Approval, ToolOrigin};
 use super::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
-use crate::policy::Approval;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
@@ -177,6 +177,12 @@ impl DefinedTool {
     /// Sets the output schema.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.spec.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets where the tool comes from (default [`ToolOrigin::Local`]).
+    pub fn origin(mut self, origin: ToolOrigin) -> Self {
+        self.spec.origin = origin;
         self
     }
 

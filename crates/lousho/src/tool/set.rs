@@ -28,9 +28,8 @@ pub struct DuplicateToolError {
 fn describe(tool: &dyn Tool) -> String {
     let spec = tool.spec();
     let origin = spec
-        .metadata
-        .get("origin")
-        .and_then(|v| v.as_str())
+        .origin
+        .server()
         .map(|o| format!(" from {o}"))
         .unwrap_or_default();
     format!("`{}`{origin} (\"{}\")", spec.title(), spec.description)

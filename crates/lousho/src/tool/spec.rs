@@ -1,5 +1,4 @@
-use super::ToolAnnotations;
-use crate::policy::Approval;
+use super::{Approval, ToolAnnotations, ToolOrigin};
 use serde_json::{Map, Value};
 
 /// Everything about a tool except its code: what the model and MCP clients see,
@@ -21,13 +20,16 @@ pub struct ToolSpec {
     pub annotations: ToolAnnotations,
     /// When a call must be approved.
     pub approval: Approval,
-    /// Free metadata (MCP tools keep their raw annotations under `mcp`).
+    /// Where the tool comes from (your code, a built-in, an MCP server).
+    pub origin: ToolOrigin,
+    /// Free metadata (MCP tools keep their raw annotations under
+    /// `mcp.annotations`).
     pub metadata: Map<String, Value>,
 }
 
 impl ToolSpec {
     /// A spec with a name, a description and an input schema; no annotations,
-    /// [`Approval::Never`], no metadata.
+    /// [`Approval::Never`], [`ToolOrigin::Local`], no metadata.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -41,6 +43,7 @@ impl ToolSpec {
             output_schema: None,
             annotations: ToolAnnotations::default(),
             approval: Approval::Never,
+            origin: ToolOrigin::Local,
             metadata: Map::new(),
         }
     }
@@ -73,6 +76,13 @@ impl ToolSpec {
     #[must_use]
     pub fn approval(mut self, approval: Approval) -> Self {
         self.approval = approval;
+        self
+    }
+
+    /// Sets where the tool comes from.
+    #[must_use]
+    pub fn origin(mut self, origin: ToolOrigin) -> Self {
+        self.origin = origin;
         self
     }
 

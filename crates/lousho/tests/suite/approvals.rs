@@ -3,6 +3,7 @@
 
 use futures::StreamExt;
 use lousho::policy::{Decision, DecisionReason};
+use lousho::tool::ToolOrigin;
 use lousho::{
     Agent, AgentEvent, Approval, ApprovalDecision, ApprovalRequest, RunStatus, ScriptedModel,
     ScriptedTurn, ToolAnnotations,
@@ -146,7 +147,7 @@ async fn handler_gets_the_request_and_approves() {
                 .destructive(true),
         )
         .approval(Approval::Annotations)
-        .metadata("origin", json!("files"));
+        .origin(ToolOrigin::mcp("files", "delete"));
     let seen: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
     let seen2 = seen.clone();
     let model = ScriptedModel::new([

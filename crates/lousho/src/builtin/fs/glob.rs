@@ -2,7 +2,7 @@
 
 use super::walk::{walk_parallel, walker};
 use super::{FsToolError, Workspace, run_blocking};
-use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use crate::tool::{DefinedTool, ToolContext, ToolOrigin, ToolOutput, define_tool_with_context};
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use schemars::JsonSchema;
@@ -43,6 +43,7 @@ pub fn glob_tool(workspace: &Workspace) -> DefinedTool {
         },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// Builds a glob where `*` does not cross `/`.

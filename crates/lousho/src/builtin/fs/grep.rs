@@ -7,7 +7,7 @@ mod sink;
 use super::beneath::OpenError;
 use super::walk::{walk_parallel, walker};
 use super::{FsToolError, Workspace, run_blocking};
-use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use crate::tool::{DefinedTool, ToolContext, ToolOrigin, ToolOutput, define_tool_with_context};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
@@ -67,6 +67,7 @@ pub fn grep_tool(workspace: &Workspace) -> DefinedTool {
         },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// What one search found.

@@ -2,7 +2,7 @@
 
 use super::walk::walker;
 use super::{FsToolError, Workspace, run_blocking};
-use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use crate::tool::{DefinedTool, ToolContext, ToolOrigin, ToolOutput, define_tool_with_context};
 use rustix::fs::{AtFlags, Dir, FileType};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -42,6 +42,7 @@ pub fn list_dir_tool(workspace: &Workspace) -> DefinedTool {
         },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 struct Entry {

@@ -2,7 +2,7 @@
 
 use super::text::{decode, push_cut, read_line_capped, trim_line_end};
 use super::{FsToolError, Workspace, run_blocking};
-use crate::tool::{DefinedTool, ToolContext, ToolOutput, define_tool_with_context};
+use crate::tool::{DefinedTool, ToolContext, ToolOrigin, ToolOutput, define_tool_with_context};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -40,6 +40,7 @@ pub fn read_file_tool(workspace: &Workspace) -> DefinedTool {
         },
     )
     .read_only()
+    .origin(ToolOrigin::Builtin)
 }
 
 /// How many bytes are checked for NUL before reading (as git does).

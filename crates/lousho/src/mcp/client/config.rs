@@ -19,7 +19,7 @@
 //! `startupTimeoutMs`, `callTimeoutMs`, `stderr` (`inherit` | `capture`) and
 //! `oauth`.
 
-use crate::policy::Approval;
+use crate::tool::Approval;
 use crate::tool::ToolAnnotations;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

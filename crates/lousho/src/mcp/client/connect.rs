@@ -6,7 +6,7 @@ use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{Authorizer, OAuthLink, TokenStore};
-use crate::tool::{Tool, ToolSet, ToolSource, ToolSourceError};
+use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -328,23 +328,13 @@ impl McpClient {
         let mut names = ToolNames::new();
         for tool in self.tool_list() {
             let spec = tool.spec();
-            let (server, bare) = origin(spec);
-            let name = names.insert(self.inner.options.naming, &server, &bare)?;
-            debug_assert_eq!(name, spec.name);
+            if let ToolOrigin::Mcp { server, tool } = &spec.origin {
+                let name = names.insert(self.inner.options.naming, server, tool)?;
+                debug_assert_eq!(name, spec.name);
+            }
         }
         Ok(())
     }
-}
-
-fn origin(spec: &crate::tool::ToolSpec) -> (String, String) {
-    let mcp = spec.metadata.get("mcp");
-    let get = |k: &str| {
-        mcp.and_then(|m| m.get(k))
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
-    (get("server"), get("tool"))
 }
 
 #[async_trait]

@@ -5,7 +5,7 @@ use super::config::DEFAULT_CALL_TIMEOUT;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::tool::McpTool;
-use crate::policy::Approval;
+use crate::tool::Approval;
 use crate::tool::ToolSet;
 use rmcp::service::{RoleClient, RunningService, Service};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! 64 characters, with a reverse map back to (server, original tool name).
 //! A qualified name is never split on `__`: look it up in [`ToolNames`].
 
-use crate::tool::MAX_TOOL_NAME_LEN;
+use crate::tool::{MAX_TOOL_NAME_LEN, ToolOrigin};
 use std::collections::BTreeMap;
 
 /// How MCP tools are named.
@@ -73,16 +73,6 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
     hash
 }
 
-/// Where a qualified tool name came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ToolOrigin {
-    /// The server's name (the config key, as given).
-    pub server: String,
-    /// The tool's name as the server reports it.
-    pub tool: String,
-}
-
 /// Two tools ended up with one qualified name.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
@@ -122,29 +112,28 @@ impl ToolNames {
         tool: &str,
     ) -> Result<String, NameCollision> {
         let name = qualified_name(naming, server, tool);
+        let origin = ToolOrigin::mcp(server, tool);
         if let Some(existing) = self.by_name.get(&name) {
-            if existing.server == server && existing.tool == tool {
+            if *existing == origin {
                 return Ok(name);
             }
+            let (first_server, first_tool) = match existing {
+                ToolOrigin::Mcp { server, tool } => (server.clone(), tool.clone()),
+                other => (other.to_string(), String::new()),
+            };
             return Err(NameCollision {
                 name,
-                first_server: existing.server.clone(),
-                first_tool: existing.tool.clone(),
+                first_server,
+                first_tool,
                 second_server: server.to_owned(),
                 second_tool: tool.to_owned(),
             });
         }
-        self.by_name.insert(
-            name.clone(),
-            ToolOrigin {
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-            },
-        );
+        self.by_name.insert(name.clone(), origin);
         Ok(name)
     }
 
-    /// Where the qualified `name` came from.
+    /// Where the qualified `name` came from (a [`ToolOrigin::Mcp`]).
     pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
         self.by_name.get(name)
     }
@@ -203,11 +192,7 @@ mod tests {
         let mut names = ToolNames::new();
         let n = names.insert(ToolNaming::Prefixed, "a__b", "c").unwrap();
         assert_eq!(n, "a__b__c");
-        let origin = names.origin("a__b__c").unwrap();
-        assert_eq!(
-            (origin.server.as_str(), origin.tool.as_str()),
-            ("a__b", "c")
-        );
+        assert_eq!(names.origin("a__b__c"), Some(&ToolOrigin::mcp("a__b", "c")));
         assert!(
             names.insert(ToolNaming::Prefixed, "a__b", "c").is_ok(),
             "same tool again is fine"

@@ -2,8 +2,10 @@
 //! display name, raw annotations in metadata, approval from the entry.
 
 use super::call::{CallTarget, call_remote};
-use crate::policy::Approval;
-use crate::tool::{Tool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::tool::Approval;
+use crate::tool::{
+    Tool, ToolAnnotations, ToolContext, ToolError, ToolOrigin, ToolOutput, ToolSpec,
+};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
@@ -56,11 +58,8 @@ impl McpTool {
         spec = spec
             .annotations(annotations)
             .approval(bare_name_approval(approval, &bare))
-            .metadata("origin", Value::String(server.to_owned()))
-            .metadata(
-                "mcp",
-                json!({ "server": server, "tool": bare, "annotations": raw_annotations }),
-            );
+            .origin(ToolOrigin::mcp(server, bare.clone()))
+            .metadata("mcp", json!({ "annotations": raw_annotations }));
         Self {
             spec,
             server: server.to_owned(),

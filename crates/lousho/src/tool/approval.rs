@@ -1,4 +1,4 @@
-use crate::tool::ToolAnnotations;
+use super::ToolAnnotations;
 use std::fmt;
 use std::sync::Arc;
 

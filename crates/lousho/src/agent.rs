@@ -15,6 +15,7 @@ mod stream;
 pub use builder::AgentBuilder;
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
+#[cfg(feature = "mcp-server")]
 pub(crate) use execute::call_one;
 pub use reply::{Reply, RunStatus, ToolCallRecord};
 use request::Begin;
@@ -25,7 +26,7 @@ pub use stream::AgentStream;
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};
-use crate::tool::{ConversationState, Tool, ToolSet, ToolSource, ToolSpec};
+use crate::tool::{ConversationState, Tool, ToolSet, ToolSource};
 use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
@@ -187,11 +188,13 @@ impl Agent {
     /// The decision for `spec`'s tool before any input is seen (as
     /// [`tool_decision`](Agent::tool_decision), for a tool in hand):
     /// what `serve_mcp` exposes and advertises.
-    pub(crate) fn decision_for(&self, spec: &ToolSpec) -> ToolDecision {
+    #[cfg(feature = "mcp-server")]
+    pub(crate) fn decision_for(&self, spec: &crate::tool::ToolSpec) -> ToolDecision {
         crate::policy::tool_decision(&self.inner.permissions, &spec.name, Some(spec))
     }
 
     /// Whether the agent has tool sources (MCP servers) besides its own tools.
+    #[cfg(feature = "mcp-server")]
     pub(crate) fn has_tool_sources(&self) -> bool {
         !self.inner.sources.is_empty()
     }

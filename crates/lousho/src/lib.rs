@@ -50,12 +50,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+#[cfg(feature = "builtin")]
 pub mod builtin;
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 pub mod mcp;
 pub mod model;
 pub mod policy;
-#[cfg(feature = "mcp")]
+#[cfg(feature = "spec")]
 pub mod spec;
 pub mod tool;
 
@@ -63,9 +64,12 @@ pub use agent::{
     Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunRequest,
     RunState, RunStateError, RunStatus, Session, ToolCallRecord,
 };
+#[cfg(feature = "builtin")]
 pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
-#[cfg(feature = "mcp")]
-pub use mcp::{McpServer, ServeOptions, connect_mcp, load_mcp_tools, serve_mcp};
+#[cfg(feature = "mcp-client")]
+pub use mcp::{McpServer, connect_mcp, load_mcp_tools};
+#[cfg(feature = "mcp-server")]
+pub use mcp::{ServeOptions, serve_mcp};
 pub use model::{
     Anthropic, Message, Model, ModelError, ModelEvent, ModelRequest, OpenAi, ScriptedModel,
     ScriptedTurn, TestModel, ToolCall, Usage, resolve_model,

@@ -1,14 +1,19 @@
 //! MCP in both directions: use MCP servers in an agent ([`client`]) and serve
 //! an agent over MCP ([`server`]).
 
+#[cfg(feature = "mcp-client")]
 pub mod client;
+#[cfg(feature = "mcp-server")]
 pub mod server;
 
+#[cfg(feature = "mcp-client")]
 pub use client::oauth;
+#[cfg(feature = "mcp-client")]
 pub use client::{
     ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError, ServerStatus,
     ToolNaming, connect_mcp, load_mcp_tools,
 };
+#[cfg(feature = "mcp-server")]
 pub use server::{Auth, HttpOptions, McpServerHandle, McpTransport, ServeOptions, serve_mcp};
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

@@ -52,6 +52,7 @@ mod error;
 mod file;
 mod interpolate;
 mod locate;
+mod mcp_servers;
 mod nesting;
 mod read;
 mod suggest;
@@ -60,11 +61,12 @@ pub use error::{SpecError, SpecErrorKind};
 pub use read::DEFAULT_MAX_SPEC_BYTES;
 
 use crate::AgentBuilder;
+#[cfg(feature = "builtin")]
 use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
+#[cfg(feature = "mcp-client")]
 use crate::mcp::McpServers;
-use crate::mcp::client::{McpTransport, servers_from_value};
 use crate::policy::{PermissionRule, Permissions};
-use file::{AuthFile, McpServersField, RuleDecisionFile, SpecFile};
+use file::{AuthFile, RuleDecisionFile, SpecFile};
 use interpolate::{InterpolateError, first_reference, interpolate};
 use locate::{line_of_key, line_of_offset};
 use nesting::{MAX_FLOW_NESTING, too_deep};
@@ -72,6 +74,10 @@ use read::{ReadError, read_bounded};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Without the `builtin` feature there are no built-in tools to name.
+#[cfg(not(feature = "builtin"))]
+const BUILTIN_NAMES: [&str; 0] = [];
 
 /// A loaded spec file: values interpolated, paths resolved, `.mcp.json` read.
 #[derive(Debug, Clone)]
@@ -94,6 +100,7 @@ pub struct AgentSpec {
     /// The most model turns per run.
     pub max_turns: Option<usize>,
     /// The MCP servers.
+    #[cfg(feature = "mcp-client")]
     pub mcp_servers: McpServers,
     /// The permission rules.
     pub permissions: Permissions,
@@ -319,6 +326,16 @@ impl SpecLoader {
             check_model(model).map_err(|m| at_key(SpecErrorKind::BadModel(m), "model"))?;
         }
         for (i, name) in file.tools.iter().enumerate() {
+            if cfg!(not(feature = "builtin")) {
+                return Err(at_key(
+                    SpecErrorKind::MissingFeature {
+                        feature: "builtin",
+                        needed_for: "built-in tools",
+                    },
+                    &format!("tools[{i}]"),
+                )
+                .at(line_of_key(text, "tools"), None));
+            }
             if !BUILTIN_NAMES.contains(&name.as_str()) {
                 let suggestion = suggest::did_you_mean(name, BUILTIN_NAMES).map(str::to_owned);
                 return Err(at_key(
@@ -337,13 +354,10 @@ impl SpecLoader {
                 "maxTurns",
             ));
         }
-        let mcp_servers = match file.mcp_servers {
-            None => McpServers::new(),
-            Some(McpServersField::Map(map)) => resolve_servers(map, &dir),
-            Some(McpServersField::Path(p)) => {
-                self.read_mcp_json(&join_clean(&dir, Path::new(&p)), path, text)?
-            }
-        };
+        #[cfg(feature = "mcp-client")]
+        let mcp_servers = self.mcp_servers(file.mcp_servers, &dir, path, text)?;
+        #[cfg(not(feature = "mcp-client"))]
+        self.no_mcp_servers(file.mcp_servers, path, text)?;
         let mut permissions = Permissions::new();
         for rule in file.permissions.map(|p| p.rules).unwrap_or_default() {
             permissions = permissions.rule(match rule.decision {
@@ -374,72 +388,10 @@ impl SpecLoader {
                 .workspace
                 .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
             max_turns: file.max_turns,
+            #[cfg(feature = "mcp-client")]
             mcp_servers,
             permissions,
             serve,
-        })
-    }
-
-    /// A Claude-style `.mcp.json` named by `mcpServers`; its strings are
-    /// expanded too and its relative paths resolve from its own folder.
-    fn read_mcp_json(
-        &self,
-        json_path: &Path,
-        spec: &Path,
-        text: &str,
-    ) -> Result<McpServers, SpecError> {
-        let fail = |message: String| {
-            SpecError::new(spec, SpecErrorKind::Invalid(message))
-                .at(line_of_key(text, "mcpServers"), None)
-                .key("mcpServers")
-        };
-        let limit = self.limit();
-        let json = read_bounded(json_path, limit).map_err(|e| {
-            let shown = json_path.display();
-            fail(match e {
-                ReadError::Io(e) => format!("cannot read `{shown}`: {e}"),
-                ReadError::TooLarge => {
-                    format!("`{shown}` is larger than {limit} bytes, the limit for spec files")
-                }
-                ReadError::NotAFile(kind) => {
-                    format!("cannot read `{shown}`: it is {kind}; name a JSON file")
-                }
-                ReadError::NotUtf8 => format!("`{shown}` is not UTF-8 text"),
-            })
-        })?;
-        let value: serde_json::Value = serde_json::from_str(&json)
-            .map_err(|e| fail(format!("`{}` is not valid JSON: {e}", json_path.display())))?;
-        let value = self.expand_json(value, json_path)?;
-        let servers = servers_from_value(value)
-            .map_err(|e| fail(format!("`{}`: {e}", json_path.display())))?;
-        let dir = json_path.parent().unwrap_or(Path::new("."));
-        Ok(resolve_servers(servers, dir))
-    }
-
-    fn expand_json(
-        &self,
-        value: serde_json::Value,
-        file: &Path,
-    ) -> Result<serde_json::Value, SpecError> {
-        use serde_json::Value;
-        Ok(match value {
-            Value::String(s) => {
-                Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
-                    SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
-                })?)
-            }
-            Value::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|v| self.expand_json(v, file))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Value::Object(map) => Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| Ok((k, self.expand_json(v, file)?)))
-                    .collect::<Result<_, SpecError>>()?,
-            ),
-            other => other,
         })
     }
 }
@@ -448,9 +400,10 @@ impl AgentSpec {
     /// An [`AgentBuilder`] with everything the file says, MCP servers
     /// included (they connect on `ready()` or the first run).
     pub fn agent_builder(&self) -> Result<AgentBuilder, SpecError> {
-        Ok(self
-            .agent_builder_without_mcp()?
-            .mcp_servers(self.mcp_servers.clone()))
+        let builder = self.agent_builder_without_mcp()?;
+        #[cfg(feature = "mcp-client")]
+        let builder = builder.mcp_servers(self.mcp_servers.clone());
+        Ok(builder)
     }
 
     /// [`agent_builder`](Self::agent_builder) without the MCP servers, for
@@ -473,6 +426,7 @@ impl AgentSpec {
         if let Some(max_turns) = self.max_turns {
             builder = builder.max_turns(max_turns);
         }
+        #[cfg(feature = "builtin")]
         if !self.tools.is_empty() {
             let workspace = Workspace::new(&self.workspace).map_err(|e| {
                 SpecError::new(&self.path, SpecErrorKind::Invalid(e.to_string()))
@@ -493,36 +447,6 @@ impl AgentSpec {
         }
         Ok(builder)
     }
-}
-
-/// Stdio servers start in the spec's folder; relative `cwd` and relative
-/// commands with a `/` resolve from it, as do `oauth.privateKeyFile` and
-/// `oauth.idp.idTokenFile`.
-fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
-    for server in servers.values_mut() {
-        if let Some(oauth) = server.oauth.as_mut() {
-            let idp_file = oauth.idp.as_mut().and_then(|i| i.id_token_file.as_mut());
-            for file in [oauth.private_key_file.as_mut(), idp_file]
-                .into_iter()
-                .flatten()
-                .filter(|f| f.is_relative())
-            {
-                *file = join_clean(dir, file);
-            }
-        }
-        if let McpTransport::Stdio(stdio) = &mut server.transport {
-            stdio.cwd = Some(match stdio.cwd.take() {
-                Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),
-                Some(cwd) => cwd,
-                None => dir.to_path_buf(),
-            });
-            let command = Path::new(&stdio.command);
-            if command.is_relative() && stdio.command.contains('/') {
-                stdio.command = join_clean(dir, command).to_string_lossy().into_owned();
-            }
-        }
-    }
-    servers
 }
 
 /// `dir/rel` without `.` components (`./bin/server` → `dir/bin/server`).

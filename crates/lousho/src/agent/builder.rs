@@ -31,11 +31,11 @@ pub struct AgentBuilder {
     settings: ModelSettings,
     permissions: Permissions,
     approval_handler: Option<ApprovalHandler>,
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     mcp_servers: crate::mcp::McpServers,
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     mcp_tokens: Option<Arc<dyn crate::mcp::oauth::TokenStore>>,
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     mcp_elicitation: Option<Arc<dyn crate::mcp::client::ElicitationHandler>>,
 }
 
@@ -88,14 +88,14 @@ impl AgentBuilder {
     /// Adds an MCP server under `name`; its tools appear as `<name>__<tool>`.
     /// Servers connect on [`Agent::ready`] or the first run, all in parallel,
     /// and [`Agent::close`] stops them (a later run reconnects).
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_server(mut self, name: impl Into<String>, server: crate::mcp::McpServer) -> Self {
         self.mcp_servers.insert(name.into(), server);
         self
     }
 
     /// Adds MCP servers (the `mcpServers` map).
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_servers<I, N>(mut self, servers: I) -> Self
     where
         I: IntoIterator<Item = (N, crate::mcp::McpServer)>,
@@ -108,7 +108,7 @@ impl AgentBuilder {
 
     /// The token store of MCP servers with `oauth` (see
     /// [`oauth`](crate::mcp::oauth)); required when any of them has `oauth`.
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_tokens(mut self, tokens: Arc<dyn crate::mcp::oauth::TokenStore>) -> Self {
         self.mcp_tokens = Some(tokens);
         self
@@ -116,7 +116,7 @@ impl AgentBuilder {
 
     /// Answers the MCP servers' elicitation requests (and declares the
     /// capability); see [`ConnectOptions::elicitation`](crate::mcp::ConnectOptions::elicitation).
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub fn mcp_elicitation(mut self, handler: impl crate::mcp::client::ElicitationHandler) -> Self {
         self.mcp_elicitation = Some(Arc::new(handler));
         self
@@ -200,9 +200,9 @@ impl AgentBuilder {
         }
         let tool_definitions = definitions(&tools);
         let permissions = self.permissions.compile()?;
-        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        #[cfg_attr(not(feature = "mcp-client"), allow(unused_mut))]
         let mut sources = self.sources;
-        #[cfg(feature = "mcp")]
+        #[cfg(feature = "mcp-client")]
         if !self.mcp_servers.is_empty() {
             let mut options = crate::mcp::ConnectOptions::default();
             if let Some(tokens) = self.mcp_tokens {

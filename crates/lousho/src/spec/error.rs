@@ -63,6 +63,14 @@ pub enum SpecErrorKind {
         /// The closest built-in, if one is close.
         suggestion: Option<String>,
     },
+    /// The file uses something this build of lousho leaves out (a cargo
+    /// feature turned off).
+    MissingFeature {
+        /// The cargo feature (`mcp-client`, `builtin`).
+        feature: &'static str,
+        /// What needs it (`MCP servers`).
+        needed_for: &'static str,
+    },
 }
 
 impl SpecError {
@@ -152,13 +160,16 @@ impl fmt::Display for SpecError {
                 write!(f, "`{key}`: `{name}` is not a built-in tool")?;
                 match suggestion {
                     Some(s) => write!(f, "; did you mean `{s}`?"),
-                    None => write!(
-                        f,
-                        "; the built-ins are {}",
-                        crate::builtin::BUILTIN_NAMES.join(", ")
-                    ),
+                    None => write!(f, "; the built-ins are {}", super::BUILTIN_NAMES.join(", ")),
                 }
             }
+            SpecErrorKind::MissingFeature {
+                feature,
+                needed_for,
+            } => write!(
+                f,
+                "`{key}`: {needed_for} need lousho's `{feature}` cargo feature, which this build leaves out; enable it in Cargo.toml (`lousho = {{ features = [\"{feature}\"] }}`; it is on by default)"
+            ),
         }
     }
 }

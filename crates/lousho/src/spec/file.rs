@@ -1,5 +1,6 @@
 //! The file's shape, exactly: what serde reads and what the JSON Schema says.
 
+#[cfg(feature = "mcp-client")]
 use crate::mcp::McpServers;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, MapAccess, Visitor};
@@ -38,10 +39,15 @@ pub(crate) struct SpecFile {
     pub serve: Option<ServeFile>,
 }
 
+/// Without the `mcp-client` feature the entries are kept as plain values:
+/// a file that names any is an error naming the feature.
+#[cfg(not(feature = "mcp-client"))]
+type McpServers = BTreeMap<String, serde_json::Value>;
+
 /// `mcpServers`: a map of entries, or a path to a `.mcp.json`.
 #[derive(Debug)]
 pub(crate) enum McpServersField {
-    Path(String),
+    Path(#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))] String),
     Map(McpServers),
 }
 

@@ -1,10 +1,16 @@
 mod agent_loop;
 mod approvals;
+#[cfg(feature = "builtin")]
 mod builtins_clock;
+#[cfg(feature = "builtin")]
 mod builtins_fs;
+#[cfg(feature = "builtin")]
 mod builtins_races;
+#[cfg(feature = "builtin")]
 mod builtins_sandbox;
+#[cfg(feature = "builtin")]
 mod builtins_todo;
+#[cfg(feature = "mcp-server")]
 mod mcp_serve;
 mod models;
 mod permissions;
@@ -14,6 +20,8 @@ mod providers_compatible;
 mod providers_openai;
 mod resume;
 mod run_request;
+#[cfg(feature = "spec")]
 mod spec_files;
+#[cfg(feature = "spec")]
 mod spec_limits;
 mod tools;

@@ -1,0 +1,155 @@
+//! `mcpServers`: the entries of the file or of a Claude-style `.mcp.json`,
+//! with their relative paths resolved. Without the `mcp-client` feature a
+//! file that names servers is an error naming the feature.
+
+use super::file::McpServersField;
+use super::{SpecError, SpecErrorKind, SpecLoader};
+use crate::spec::locate::line_of_key;
+use std::path::Path;
+#[cfg(feature = "mcp-client")]
+use {
+    super::interpolate::interpolate,
+    super::join_clean,
+    super::read::{ReadError, read_bounded},
+    crate::mcp::McpServers,
+    crate::mcp::client::{McpTransport, servers_from_value},
+};
+
+impl SpecLoader {
+    /// The file's MCP servers, resolved.
+    #[cfg(feature = "mcp-client")]
+    pub(super) fn mcp_servers(
+        &self,
+        field: Option<McpServersField>,
+        dir: &Path,
+        path: &Path,
+        text: &str,
+    ) -> Result<McpServers, SpecError> {
+        Ok(match field {
+            None => McpServers::new(),
+            Some(McpServersField::Map(map)) => resolve_servers(map, dir),
+            Some(McpServersField::Path(p)) => {
+                self.read_mcp_json(&join_clean(dir, Path::new(&p)), path, text)?
+            }
+        })
+    }
+
+    /// Without `mcp-client`: no servers, or an error naming the feature.
+    #[cfg(not(feature = "mcp-client"))]
+    pub(super) fn no_mcp_servers(
+        &self,
+        field: Option<McpServersField>,
+        path: &Path,
+        text: &str,
+    ) -> Result<(), SpecError> {
+        match field {
+            Some(McpServersField::Map(map)) if map.is_empty() => Ok(()),
+            None => Ok(()),
+            Some(_) => Err(SpecError::new(
+                path,
+                SpecErrorKind::MissingFeature {
+                    feature: "mcp-client",
+                    needed_for: "MCP servers",
+                },
+            )
+            .at(line_of_key(text, "mcpServers"), None)
+            .key("mcpServers")),
+        }
+    }
+
+    /// A Claude-style `.mcp.json` named by `mcpServers`; its strings are
+    /// expanded too and its relative paths resolve from its own folder.
+    #[cfg(feature = "mcp-client")]
+    fn read_mcp_json(
+        &self,
+        json_path: &Path,
+        spec: &Path,
+        text: &str,
+    ) -> Result<McpServers, SpecError> {
+        let fail = |message: String| {
+            SpecError::new(spec, SpecErrorKind::Invalid(message))
+                .at(line_of_key(text, "mcpServers"), None)
+                .key("mcpServers")
+        };
+        let limit = self.limit();
+        let json = read_bounded(json_path, limit).map_err(|e| {
+            let shown = json_path.display();
+            fail(match e {
+                ReadError::Io(e) => format!("cannot read `{shown}`: {e}"),
+                ReadError::TooLarge => {
+                    format!("`{shown}` is larger than {limit} bytes, the limit for spec files")
+                }
+                ReadError::NotAFile(kind) => {
+                    format!("cannot read `{shown}`: it is {kind}; name a JSON file")
+                }
+                ReadError::NotUtf8 => format!("`{shown}` is not UTF-8 text"),
+            })
+        })?;
+        let value: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| fail(format!("`{}` is not valid JSON: {e}", json_path.display())))?;
+        let value = self.expand_json(value, json_path)?;
+        let servers = servers_from_value(value)
+            .map_err(|e| fail(format!("`{}`: {e}", json_path.display())))?;
+        let dir = json_path.parent().unwrap_or(Path::new("."));
+        Ok(resolve_servers(servers, dir))
+    }
+
+    #[cfg(feature = "mcp-client")]
+    fn expand_json(
+        &self,
+        value: serde_json::Value,
+        file: &Path,
+    ) -> Result<serde_json::Value, SpecError> {
+        use serde_json::Value;
+        Ok(match value {
+            Value::String(s) => {
+                Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
+                    SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
+                })?)
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|v| self.expand_json(v, file))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| Ok((k, self.expand_json(v, file)?)))
+                    .collect::<Result<_, SpecError>>()?,
+            ),
+            other => other,
+        })
+    }
+}
+
+/// Stdio servers start in the spec's folder; relative `cwd` and relative
+/// commands with a `/` resolve from it, as do `oauth.privateKeyFile` and
+/// `oauth.idp.idTokenFile`.
+#[cfg(feature = "mcp-client")]
+fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
+    for server in servers.values_mut() {
+        if let Some(oauth) = server.oauth.as_mut() {
+            let idp_file = oauth.idp.as_mut().and_then(|i| i.id_token_file.as_mut());
+            for file in [oauth.private_key_file.as_mut(), idp_file]
+                .into_iter()
+                .flatten()
+                .filter(|f| f.is_relative())
+            {
+                *file = join_clean(dir, file);
+            }
+        }
+        if let McpTransport::Stdio(stdio) = &mut server.transport {
+            stdio.cwd = Some(match stdio.cwd.take() {
+                Some(cwd) if cwd.is_relative() => join_clean(dir, &cwd),
+                Some(cwd) => cwd,
+                None => dir.to_path_buf(),
+            });
+            let command = Path::new(&stdio.command);
+            if command.is_relative() && stdio.command.contains('/') {
+                stdio.command = join_clean(dir, command).to_string_lossy().into_owned();
+            }
+        }
+    }
+    servers
+}

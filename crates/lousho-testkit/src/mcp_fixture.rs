@@ -82,9 +82,20 @@ fn text(t: impl Into<String>) -> Result<CallToolResponse, ErrorData> {
 }
 
 impl Fixture {
-    /// A fixture with the initial tools.
+    /// A fixture with the initial tools; with `FIXTURE_DUP_NAMES=1` also
+    /// `dup.name` and `dup_name`, two valid MCP names that normalise to one.
     pub fn new() -> Self {
-        let tools = initial_tools()
+        let mut listed = initial_tools();
+        if std::env::var("FIXTURE_DUP_NAMES").is_ok_and(|v| v == "1") {
+            let empty = json!({"type": "object", "properties": {}});
+            for name in ["dup.name", "dup_name"] {
+                listed.push(
+                    json!({"name": name, "description": format!("Answers {name}"),
+                                   "inputSchema": empty, "annotations": {"readOnlyHint": true}}),
+                );
+            }
+        }
+        let tools = listed
             .into_iter()
             .map(|v| serde_json::from_value::<Tool>(v).unwrap())
             .map(|t| (t.name.to_string(), t))
@@ -157,6 +168,7 @@ impl ServerHandler for Fixture {
         match req.name.as_ref() {
             "echo" | "fetch:url" => text(string("text")),
             "destroy" => text("destroyed"),
+            name @ ("dup.name" | "dup_name") => text(name),
             "huge" => text("x".repeat(17 * 1024 * 1024)),
             "gentle" => text("changed"),
             "plain" => text("plain"),

@@ -14,7 +14,7 @@ mod approval;
 mod context;
 mod define;
 mod error;
-mod name;
+pub(crate) mod name;
 mod origin;
 mod output;
 mod schema;
@@ -29,7 +29,7 @@ pub use define::{
     DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context,
 };
 pub use error::ToolError;
-pub use name::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
+pub use name::{MAX_TOOL_NAME_LEN, is_valid_tool_name, sanitize_tool_name};
 pub use origin::ToolOrigin;
 pub use output::{Content, ToolOutput};
 pub(crate) use schema::is_object_schema;

@@ -1,6 +1,6 @@
 //! MCP tools as lousho tools: names, specs, approvals, results, list changes.
 
-use super::fixture::{call, fixture};
+use super::fixture::{call, capture_logs, fixture};
 use lousho::mcp::{ConnectOptions, McpError, ToolNaming, connect_mcp};
 use lousho::tool::ToolOrigin;
 use lousho::{Approval, Content};
@@ -245,4 +245,30 @@ async fn list_changed_reaches_an_agent_between_turns() {
         reply.tool_calls
     );
     agent.close().await;
+}
+
+#[tokio::test]
+async fn two_tools_of_one_server_with_one_name_skip_the_later_and_keep_the_server() {
+    let (logs, _guard) = capture_logs();
+    let entry = fixture("serve").env("FIXTURE_DUP_NAMES", "1");
+    let mcp = connect_mcp([("fx", entry)], ConnectOptions::default())
+        .await
+        .expect("the server stays");
+    assert_eq!(
+        mcp.status().get("fx"),
+        Some(&lousho::mcp::ServerStatus::Connected)
+    );
+    let tools = mcp.tools();
+    let dup = tools
+        .get("fx__dup_name")
+        .expect("the first of the two is kept");
+    assert_eq!(dup.spec().origin, ToolOrigin::mcp("fx", "dup.name"));
+    assert_eq!(call(dup, json!({})).await.to_model_text(), "dup.name");
+    assert!(tools.contains("fx__echo"), "the other tools are there");
+    let text = logs.text();
+    assert!(
+        text.contains("WARN") && text.contains("`dup.name`") && text.contains("`dup_name`"),
+        "a warning names both tools: {text}"
+    );
+    mcp.close().await;
 }

@@ -54,21 +54,19 @@ mod error;
 mod handle;
 mod handler;
 mod http;
-mod naming;
 mod options;
 mod result;
 mod stdio;
 
 pub use error::ServeError;
 pub use handle::McpServerHandle;
-pub use naming::sanitize_tool_name;
 pub use options::{
     Auth, BearerToken, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, HttpOptions,
     McpTransport, ServeOptions,
 };
 
 use crate::policy::Decision;
-use crate::tool::{ToolSet, is_valid_tool_name};
+use crate::tool::{ToolSet, is_valid_tool_name, sanitize_tool_name};
 use annotations::{agent_tool_annotations, is_exposed, to_rmcp_annotations, to_rmcp_tool};
 use handler::{LoushoServer, Served};
 use std::sync::Arc;
@@ -92,7 +90,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let server_name = name
         .or_else(|| agent.name().map(str::to_owned))
         .unwrap_or_else(|| "lousho-agent".to_owned());
-    let tool_name = tool_name.unwrap_or_else(|| sanitize_tool_name(&server_name));
+    let tool_name = tool_name.unwrap_or_else(|| match server_name.as_str() {
+        "" => "agent".to_owned(),
+        name => sanitize_tool_name(name),
+    });
     if !is_valid_tool_name(&tool_name) {
         return Err(ServeError::InvalidToolName(tool_name));
     }

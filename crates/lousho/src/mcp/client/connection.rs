@@ -485,7 +485,9 @@ impl Connection {
             if !self.entry.tools.allows(&t.name) {
                 continue;
             }
-            let name = names.insert(self.naming, &self.name, &t.name)?;
+            let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {
+                continue;
+            };
             out.push(Arc::new(McpTool::new(
                 name,
                 &self.name,

@@ -85,7 +85,9 @@ where
     let mut names = ToolNames::new();
     let mut set = ToolSet::new();
     for t in &remote {
-        let name = names.insert(options.naming, server_name, &t.name)?;
+        let Some(name) = names.insert_listed(options.naming, server_name, &t.name)? else {
+            continue;
+        };
         let tool = McpTool::new(name, server_name, t, &options.approval, target.clone());
         // Names are unique per `names`, so this cannot collide.
         let _ = set.insert(Arc::new(tool));

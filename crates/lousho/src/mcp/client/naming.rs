@@ -3,7 +3,8 @@
 //! 64 characters, with a reverse map back to (server, original tool name).
 //! A qualified name is never split on `__`: look it up in [`ToolNames`].
 
-use crate::tool::{MAX_TOOL_NAME_LEN, ToolOrigin};
+use crate::tool::ToolOrigin;
+use crate::tool::name::{cap, normalize};
 use std::collections::BTreeMap;
 
 /// How MCP tools are named.
@@ -17,60 +18,20 @@ pub enum ToolNaming {
     McpPrefixed,
 }
 
-/// Length of the hash suffix (`_` + 8 hex digits) added to a name that was cut.
-const HASH_SUFFIX_LEN: usize = 9;
-
-/// Replaces each character outside `[a-zA-Z0-9_-]` with `_`
-/// (`my server.v2` → `my_server_v2`, `fetch:url` → `fetch_url`).
-pub fn normalize_segment(segment: &str) -> String {
-    if segment.is_empty() {
-        return "_".to_owned();
-    }
-    segment
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// The name the model sees for `tool` of `server`: normalised, and when
-/// longer than 64 characters cut with a short stable hash of the full name
-/// appended (so two long names that share a prefix stay apart).
+/// The name the model sees for `tool` of `server`: both segments normalised
+/// (each character outside `[a-zA-Z0-9_-]` becomes `_`), and when longer than
+/// 64 characters cut with a short stable hash of the full name appended (the
+/// one sanitiser, [`sanitize_tool_name`](crate::tool::sanitize_tool_name)).
 pub fn qualified_name(naming: ToolNaming, server: &str, tool: &str) -> String {
     let prefix = match naming {
         ToolNaming::Prefixed => "",
         ToolNaming::McpPrefixed => "mcp__",
     };
-    let full = format!(
+    cap(format!(
         "{prefix}{}__{}",
-        normalize_segment(server),
-        normalize_segment(tool)
-    );
-    cap(&full)
-}
-
-fn cap(name: &str) -> String {
-    if name.len() <= MAX_TOOL_NAME_LEN {
-        return name.to_owned();
-    }
-    // Names are ASCII after normalisation, so byte slicing is safe.
-    let keep = MAX_TOOL_NAME_LEN - HASH_SUFFIX_LEN;
-    format!("{}_{:08x}", &name[..keep], fnv1a32(name.as_bytes()))
-}
-
-/// FNV-1a (32 bit): small, stable across versions and platforms.
-fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in bytes {
-        hash ^= u32::from(*b);
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    hash
+        normalize(server),
+        normalize(tool)
+    ))
 }
 
 /// Two tools ended up with one qualified name.
@@ -133,6 +94,33 @@ impl ToolNames {
         Ok(name)
     }
 
+    /// Names a tool of `server`'s listing. A tool whose name an earlier tool
+    /// of the same server already took (`dup.name` and `dup_name`) is
+    /// skipped (`None`) with a warning naming both, so the server stays; a
+    /// clash with another server's tool is an error naming both.
+    pub(crate) fn insert_listed(
+        &mut self,
+        naming: ToolNaming,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<String>, NameCollision> {
+        match self.insert(naming, server, tool) {
+            Ok(name) => Ok(Some(name)),
+            Err(c) if c.first_server == c.second_server => {
+                tracing::warn!(
+                    server = %c.first_server,
+                    kept = %c.first_tool,
+                    skipped = %c.second_tool,
+                    name = %c.name,
+                    "tools `{}` and `{}` of MCP server `{}` both become `{}`; skipping `{}`",
+                    c.first_tool, c.second_tool, c.first_server, c.name, c.second_tool
+                );
+                Ok(None)
+            }
+            Err(c) => Err(c),
+        }
+    }
+
     /// Where the qualified `name` came from (a [`ToolOrigin::Mcp`]).
     pub fn origin(&self, name: &str) -> Option<&ToolOrigin> {
         self.by_name.get(name)
@@ -168,23 +156,14 @@ mod tests {
             qualified_name(ToolNaming::Prefixed, "a-b", "c_d"),
             "a-b__c_d"
         );
-        assert_eq!(normalize_segment("é/x"), "__x");
+        assert_eq!(qualified_name(ToolNaming::Prefixed, "a", "é/x"), "a____x");
     }
 
     #[test]
-    fn long_names_are_cut_with_a_stable_hash() {
-        let long = "t".repeat(80);
-        let a = qualified_name(ToolNaming::Prefixed, "srv", &long);
-        assert_eq!(a.len(), MAX_TOOL_NAME_LEN);
-        assert!(is_valid_tool_name(&a));
-        assert_eq!(
-            a,
-            qualified_name(ToolNaming::Prefixed, "srv", &long),
-            "stable"
-        );
-        let b = qualified_name(ToolNaming::Prefixed, "srv", &format!("{long}x"));
-        assert_ne!(a, b, "names sharing the kept prefix stay apart");
-        assert_eq!(a[..55], b[..55]);
+    fn long_qualified_names_are_valid() {
+        let name = qualified_name(ToolNaming::Prefixed, "srv", &"t".repeat(80));
+        assert!(is_valid_tool_name(&name), "{name}");
+        assert_eq!(name.len(), crate::tool::MAX_TOOL_NAME_LEN);
     }
 
     #[test]

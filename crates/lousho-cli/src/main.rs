@@ -20,6 +20,8 @@ mod run;
 mod serve;
 mod servers;
 mod signals;
+#[cfg(target_os = "linux")]
+mod supervise;
 mod tokens;
 mod tools;
 
@@ -29,6 +31,24 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(target_os = "linux")]
+    let supervised = {
+        let starts_servers = matches!(
+            cli.command,
+            Command::Mcp(_) | Command::Run(_) | Command::Tools(_) | Command::Call(_)
+        );
+        let supervised = supervise::is_supervised();
+        if starts_servers
+            && !supervised
+            && let Some(code) = supervise::run()
+        {
+            return code;
+        }
+        if supervised {
+            supervise::arm_parent_death();
+        }
+        supervised
+    };
     logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -42,6 +62,10 @@ fn main() -> ExitCode {
         // First: from here on SIGINT and SIGTERM are events the commands
         // handle (they close their servers), not the default sudden death.
         let signals = signals::Signals::install()?;
+        #[cfg(target_os = "linux")]
+        if supervised {
+            supervise::unblock_signals();
+        }
         let tokens = tokens.as_deref();
         match cli.command {
             Command::Mcp(args) => serve::run(args, tokens, &signals).await,

@@ -1,6 +1,7 @@
 //! SIGINT and SIGTERM to `lousho call|run|mcp`: the work in flight stops,
 //! every server's process group is closed (grandchildren included) and
-//! lousho exits 130 / 143 (#12 item 9).
+//! lousho exits 130 / 143; after SIGKILL the groups are closed too (#12
+//! item 9).
 
 use super::common::lousho;
 use std::process::{Child, Stdio};
@@ -86,7 +87,7 @@ fn send(child: &Child, signal: &str) {
 /// Starts `lousho ARGS`, waits until the server is up (and its tool called
 /// when `call_in_flight`), sends `signal`, and checks the exit code and that
 /// no process of the server's group is left 2 s later.
-fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: i32) {
+fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: Option<i32>) {
     let (dir, spec) = setup();
     let args: Vec<&str> = args
         .iter()
@@ -129,19 +130,27 @@ fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: i32) {
         let _ = child.kill();
         panic!("{args:?}: lousho did not exit after SIG{signal}");
     };
+    let gone = wait_until(Duration::from_secs(2), || group_members(pgid).is_empty());
+    let left = group_members(pgid);
+    if !gone {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{pgid}")])
+            .status();
+    }
+    // Read once the group is gone: the server holds the pipe's write end.
     let stderr = {
         use std::io::Read;
         let mut s = String::new();
         child.stderr.take().unwrap().read_to_string(&mut s).unwrap();
         s
     };
-    assert_eq!(status.code(), Some(code), "{args:?} SIG{signal}: {stderr}");
-    let gone = wait_until(Duration::from_secs(2), || group_members(pgid).is_empty());
-    let left = group_members(pgid);
-    if !gone {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &format!("-{pgid}")])
-            .status();
+    match code {
+        Some(code) => assert_eq!(status.code(), Some(code), "{args:?} SIG{signal}: {stderr}"),
+        None => assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9),
+            "{args:?} SIG{signal}: {stderr}"
+        ),
     }
     assert!(
         gone,
@@ -151,32 +160,32 @@ fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: i32) {
 
 #[test]
 fn sigterm_to_call_closes_the_servers_group_and_exits_143() {
-    stops_cleanly(&["call", "SPEC", "grp__wait"], true, "TERM", 143);
+    stops_cleanly(&["call", "SPEC", "grp__wait"], true, "TERM", Some(143));
 }
 
 #[test]
 fn sigint_to_call_closes_the_servers_group_and_exits_130() {
-    stops_cleanly(&["call", "SPEC", "grp__wait"], true, "INT", 130);
+    stops_cleanly(&["call", "SPEC", "grp__wait"], true, "INT", Some(130));
 }
 
 #[test]
 fn sigterm_to_run_closes_the_servers_group_and_exits_143() {
-    stops_cleanly(&["run", "SPEC", "hello"], true, "TERM", 143);
+    stops_cleanly(&["run", "SPEC", "hello"], true, "TERM", Some(143));
 }
 
 #[test]
 fn sigint_to_run_closes_the_servers_group_and_exits_130() {
-    stops_cleanly(&["run", "SPEC", "hello"], true, "INT", 130);
+    stops_cleanly(&["run", "SPEC", "hello"], true, "INT", Some(130));
 }
 
 #[test]
 fn sigterm_to_mcp_closes_the_servers_group_and_exits_143() {
-    stops_cleanly(&["mcp", "SPEC"], false, "TERM", 143);
+    stops_cleanly(&["mcp", "SPEC"], false, "TERM", Some(143));
 }
 
 #[test]
 fn sigint_to_mcp_closes_the_servers_group_and_exits_130() {
-    stops_cleanly(&["mcp", "SPEC"], false, "INT", 130);
+    stops_cleanly(&["mcp", "SPEC"], false, "INT", Some(130));
 }
 
 #[test]
@@ -185,6 +194,27 @@ fn sigterm_to_mcp_over_http_exits_143() {
         &["mcp", "SPEC", "--http", "--port", "0"],
         false,
         "TERM",
-        143,
+        Some(143),
     );
+}
+
+// SIGKILL: lousho gets no chance, but the process the caller started is the
+// supervisor (src/supervise.rs); its child gets SIGTERM and closes the groups.
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_to_call_still_closes_the_servers_group() {
+    stops_cleanly(&["call", "SPEC", "grp__wait"], true, "KILL", None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_to_run_still_closes_the_servers_group() {
+    stops_cleanly(&["run", "SPEC", "hello"], true, "KILL", None);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigkill_to_mcp_still_closes_the_servers_group() {
+    stops_cleanly(&["mcp", "SPEC"], false, "KILL", None);
 }

@@ -52,6 +52,7 @@
 pub mod agent;
 #[cfg(feature = "builtin")]
 pub mod builtin;
+mod error_chain;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 pub mod mcp;
 pub mod model;

@@ -1,6 +1,7 @@
 mod fixture;
 mod mcp_config;
 mod mcp_elicitation;
+mod mcp_errors;
 mod mcp_failures;
 mod mcp_http;
 mod mcp_interop;

@@ -80,12 +80,13 @@ pub enum ModelError {
         message: String,
     },
     /// The connection failed or broke.
-    #[error("{provider}: network error: {message}")]
+    #[error("{provider}: network error: {}", crate::error_chain::error_chain(source.as_ref()))]
     Network {
         /// The provider.
         provider: String,
-        /// What happened.
-        message: String,
+        /// What happened (the HTTP client's error, with its own sources).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The response could not be understood.
     #[error("{provider}: invalid response: {message}")]
@@ -130,65 +131,5 @@ impl ModelError {
             self,
             ModelError::RateLimited { .. } | ModelError::Server { .. } | ModelError::Network { .. }
         )
-    }
-
-    /// The same error with `key` replaced by `[redacted]` in its message.
-    pub(crate) fn scrub(self, key: &crate::model::ApiKey) -> Self {
-        use ModelError as E;
-        match self {
-            E::Authentication {
-                provider,
-                status,
-                message,
-            } => E::Authentication {
-                provider,
-                status,
-                message: key.scrub(&message),
-            },
-            E::RateLimited {
-                provider,
-                retry_after,
-                message,
-            } => E::RateLimited {
-                provider,
-                retry_after,
-                message: key.scrub(&message),
-            },
-            E::QuotaExceeded { provider, message } => E::QuotaExceeded {
-                provider,
-                message: key.scrub(&message),
-            },
-            E::ContextLengthExceeded { provider, message } => E::ContextLengthExceeded {
-                provider,
-                message: key.scrub(&message),
-            },
-            E::BadRequest {
-                provider,
-                status,
-                message,
-            } => E::BadRequest {
-                provider,
-                status,
-                message: key.scrub(&message),
-            },
-            E::Server {
-                provider,
-                status,
-                message,
-            } => E::Server {
-                provider,
-                status,
-                message: key.scrub(&message),
-            },
-            E::Network { provider, message } => E::Network {
-                provider,
-                message: key.scrub(&message),
-            },
-            E::InvalidResponse { provider, message } => E::InvalidResponse {
-                provider,
-                message: key.scrub(&message),
-            },
-            other => other,
-        }
     }
 }

@@ -12,6 +12,7 @@ mod builtins_sandbox;
 mod builtins_todo;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;
+mod model_errors;
 mod models;
 mod permissions;
 mod providers_anthropic;

@@ -7,6 +7,7 @@ use super::error::McpError;
 use super::oauth::{MAX_AUTHORIZATIONS, answer_call_challenge, challenge_of};
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
+use crate::error_chain::error_chain;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -189,54 +190,6 @@ fn describe(e: &ServiceError, timeout: Duration) -> String {
         }
         ServiceError::TransportSend(t) => error_chain(t.error.as_ref()),
         other => error_chain(other),
-    }
-}
-
-/// A handshake error in words: the legacy fallback's reason when both eras
-/// failed, transport errors without rmcp's type names.
-pub(crate) fn describe_init(e: &rmcp::service::ClientInitializeError) -> String {
-    use rmcp::service::ClientInitializeError as E;
-    match e {
-        E::LegacyFallbackFailed { fallback, .. } => describe_init(fallback),
-        E::TransportError { error, context } => {
-            format!(
-                "{} (while trying to {context})",
-                error_chain(error.error.as_ref())
-            )
-        }
-        E::ConnectionClosed(context) => {
-            format!("the connection closed while waiting for the {context}")
-        }
-        other => error_chain(other),
-    }
-}
-
-/// An error and its sources, joined with `: `.
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut source = cause(e);
-    while let Some(inner) = source {
-        let text = inner.to_string();
-        if !s.contains(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        source = cause(inner);
-    }
-    s
-}
-
-/// An error's cause. rmcp's HTTP client error holds reqwest's error without
-/// naming it as its source, which would lose the reason a server could not be
-/// reached ("connection refused", a DNS failure): that one is reached by
-/// downcasting.
-fn cause<'a>(
-    e: &'a (dyn std::error::Error + 'static),
-) -> Option<&'a (dyn std::error::Error + 'static)> {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(inner)) => Some(inner),
-        _ => e.source(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! One server's lifecycle: idle → connecting (one shared in-flight attempt)
 //! → connected → (closed | dropped | failed) → connecting again on demand.
 
-use super::call::{CallTarget, describe_init, error_chain};
+use super::call::CallTarget;
 use super::config::{McpServer, McpTransport};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
@@ -10,7 +10,7 @@ use super::http;
 use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{OAuthLink, serve_oauth};
-use super::process::StdioProcess;
+use super::process::{SpawnError, StdioProcess};
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
 use super::tool::McpTool;
 use crate::tool::Tool;
@@ -325,10 +325,17 @@ impl Connection {
         let (live, standalone) = match &self.entry.transport {
             McpTransport::Stdio(config) => {
                 let (process, stdout, stdin) =
-                    StdioProcess::spawn(config).map_err(|e| McpError::Spawn {
-                        server: self.name.clone(),
-                        command: config.command.clone(),
-                        message: e.to_string(),
+                    StdioProcess::spawn(config).map_err(|e| match e {
+                        SpawnError::Command(e) => McpError::Spawn {
+                            server: self.name.clone(),
+                            command: config.command.clone(),
+                            source: Arc::new(e),
+                        },
+                        SpawnError::WorkingDirectory(dir, e) => McpError::WorkingDirectory {
+                            server: self.name.clone(),
+                            dir,
+                            source: Arc::new(e),
+                        },
                     })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
@@ -352,12 +359,7 @@ impl Connection {
                         *rejected = rejects_initialize(&e);
                         // Let a dying server finish exiting so we can say so.
                         tokio::time::sleep(Duration::from_millis(20)).await;
-                        Some(match process.exit_status() {
-                            Some(status) => format!(
-                                "the server process exited ({status}) before the handshake finished"
-                            ),
-                            None => describe_init(&e),
-                        })
+                        Some((process.exit_status(), e))
                     }
                     Err(_) => None,
                 };
@@ -365,9 +367,10 @@ impl Connection {
                 let tail = stderr.as_ref().and_then(|s| s.tail());
                 let stdout_noise = noise.first_line();
                 return Err(match failure {
-                    Some(message) => McpError::Handshake {
+                    Some((exit, e)) => McpError::Handshake {
                         server: self.name.clone(),
-                        message,
+                        exit,
+                        source: Arc::new(e),
                         stdout_noise,
                         stderr: tail,
                     },
@@ -387,11 +390,11 @@ impl Connection {
                     }
                     None => {
                         let (transport, standalone) =
-                            http::transport(config).map_err(|message| McpError::Http {
+                            http::transport(config).map_err(|e| McpError::Http {
                                 server: self.name.clone(),
                                 url: url.clone(),
-                                message,
                                 status: None,
+                                source: Arc::new(e),
                             })?;
                         let served = tokio::time::timeout(
                             timeout,
@@ -405,12 +408,11 @@ impl Connection {
                     Ok(Ok(service)) => (Live::new(service, handler, None, None), Some(standalone)),
                     Ok(Err(e)) => {
                         *rejected = rejects_initialize(&e);
-                        let message = describe_init(&e);
                         return Err(McpError::Http {
                             server: self.name.clone(),
                             url,
-                            status: http_status(&message),
-                            message,
+                            status: http::status_of(&e),
+                            source: Arc::new(e),
                         });
                     }
                     Err(_) => {
@@ -444,11 +446,12 @@ impl Connection {
         let remote = match listed {
             Ok(Ok(tools)) => tools,
             Ok(Err(e)) => {
-                let message = with_diagnostics(error_chain(&e), live.diagnostics());
+                let diagnostics = live.diagnostics();
                 live.shutdown().await;
                 return Err(McpError::ListTools {
                     server: self.name.clone(),
-                    message,
+                    source: Arc::new(e),
+                    diagnostics,
                 });
             }
             Err(_) => {
@@ -578,12 +581,6 @@ fn with_diagnostics(reason: String, diagnostics: Option<String>) -> String {
         Some(d) => format!("{reason}\n{d}"),
         None => reason,
     }
-}
-
-/// An HTTP status mentioned in an rmcp error message.
-fn http_status(message: &str) -> Option<u16> {
-    let re = regex::Regex::new(r"\b([45]\d\d)\b").ok()?;
-    re.captures(message).and_then(|c| c[1].parse().ok())
 }
 
 /// Whether the server answered `initialize` with a refusal (a 2026-07-28-only

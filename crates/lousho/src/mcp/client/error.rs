@@ -1,6 +1,12 @@
 use super::config::ConfigError;
 use super::naming::NameCollision;
+use crate::error_chain::error_chain;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// A shared error source (errors are `Clone`; their sources are kept whole).
+pub(crate) type SharedError = Arc<dyn std::error::Error + Send + Sync>;
 
 /// Why an MCP server could not be used. Every variant names the server;
 /// stdio errors carry the tail of the server's stderr when it is captured.
@@ -9,7 +15,7 @@ use std::time::Duration;
 pub enum McpError {
     /// The stdio command could not be started.
     #[error(
-        "MCP server `{server}`: could not start `{command}`: {message}; check that it is installed and on PATH"
+        "MCP server `{server}`: could not start `{command}`: {source}; check that it is installed and on PATH"
     )]
     Spawn {
         /// The server's name.
@@ -17,32 +23,53 @@ pub enum McpError {
         /// The command that failed.
         command: String,
         /// The OS error.
-        message: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The stdio entry's `cwd` is not a directory that can be entered.
+    #[error(
+        "MCP server `{server}`: its working directory `{}` cannot be used: {source}; create it or fix the entry's `cwd`",
+        dir.display()
+    )]
+    WorkingDirectory {
+        /// The server's name.
+        server: String,
+        /// The entry's `cwd`.
+        dir: PathBuf,
+        /// Why it cannot be used.
+        #[source]
+        source: Arc<std::io::Error>,
     },
     /// The HTTP endpoint answered with an error status or could not be reached.
-    #[error("MCP server `{server}` at {url}: {message}")]
+    #[error("MCP server `{server}` at {url}: {}", error_chain(source.as_ref()))]
     Http {
         /// The server's name.
         server: String,
         /// The URL (without credentials).
         url: String,
-        /// What happened (status, connection error).
-        message: String,
-        /// The HTTP status, when there was one.
+        /// The HTTP status, when the server answered with one.
         status: Option<u16>,
+        /// What happened (the transport's error, with its own sources).
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
     },
     /// The server started but the MCP handshake failed (it exited, wrote
     /// something that is not MCP, or refused the protocol).
     #[error(
-        "MCP server `{server}`: handshake failed: {message}{}{}",
+        "MCP server `{server}`: handshake failed: {}{}{}",
+        handshake_reason(exit, source),
         stdout_note(stdout_noise),
         stderr_note(stderr)
     )]
     Handshake {
         /// The server's name.
         server: String,
-        /// What went wrong.
-        message: String,
+        /// The server process's exit status, when it exited during the
+        /// handshake.
+        exit: Option<std::process::ExitStatus>,
+        /// The protocol's error.
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
         /// The first line the server wrote to stdout that is not MCP, if any
         /// (stdout is reserved for the protocol).
         stdout_noise: Option<String>,
@@ -66,12 +93,20 @@ pub enum McpError {
         stderr: Option<String>,
     },
     /// Listing the server's tools failed.
-    #[error("MCP server `{server}`: could not list tools: {message}")]
+    #[error(
+        "MCP server `{server}`: could not list tools: {}{}",
+        error_chain(source.as_ref()),
+        diagnostics.as_ref().map(|d| format!("\n{d}")).unwrap_or_default()
+    )]
     ListTools {
         /// The server's name.
         server: String,
         /// What went wrong.
-        message: String,
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
+        /// The stderr tail and stdout noise of a stdio server, when there
+        /// are any.
+        diagnostics: Option<String>,
     },
     /// Two tools ended up with one name.
     #[error(transparent)]
@@ -98,6 +133,7 @@ pub enum McpError {
         /// The server's name.
         server: String,
         /// What failed.
+        #[source]
         error: super::oauth::OAuthError,
     },
     /// The server was disconnected and reconnecting is off (`lazy: false`).
@@ -130,6 +166,18 @@ fn stdout_note(noise: &Option<String>) -> String {
     }
 }
 
+/// The handshake's failure in words: the exit when the server died, else
+/// the protocol error (the legacy fallback's reason when both eras failed).
+fn handshake_reason(exit: &Option<std::process::ExitStatus>, source: &SharedError) -> String {
+    if let Some(status) = exit {
+        return format!("the server process exited ({status}) before the handshake finished");
+    }
+    match source.downcast_ref::<rmcp::service::ClientInitializeError>() {
+        Some(e) => describe_init(e),
+        None => error_chain(source.as_ref()),
+    }
+}
+
 fn stderr_note(stderr: &Option<String>) -> String {
     match stderr {
         Some(tail) => format!("\n--- server stderr (tail) ---\n{tail}"),
@@ -142,6 +190,7 @@ impl McpError {
     pub fn server(&self) -> Option<&str> {
         match self {
             McpError::Spawn { server, .. }
+            | McpError::WorkingDirectory { server, .. }
             | McpError::Http { server, .. }
             | McpError::Handshake { server, .. }
             | McpError::StartupTimeout { server, .. }
@@ -154,5 +203,24 @@ impl McpError {
             McpError::NameCollision(c) => Some(&c.second_server),
             McpError::Config(_) => None,
         }
+    }
+}
+
+/// A handshake error in words: the legacy fallback's reason when both eras
+/// failed, transport errors without rmcp's type names.
+fn describe_init(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::LegacyFallbackFailed { fallback, .. } => describe_init(fallback),
+        E::TransportError { error, context } => {
+            format!(
+                "{} (while trying to {context})",
+                error_chain(error.error.as_ref())
+            )
+        }
+        E::ConnectionClosed(context) => {
+            format!("the connection closed while waiting for the {context}")
+        }
+        other => error_chain(other),
     }
 }

@@ -16,7 +16,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::error::Error;
+use std::sync::{Arc, OnceLock};
 
 /// More calls in flight than rmcp's default of 16 before POSTs queue.
 const MAX_CONCURRENT_REQUESTS: usize = 256;
@@ -39,9 +40,23 @@ fn redirect_policy() -> reqwest::redirect::Policy {
     })
 }
 
+/// Why an HTTP transport could not be set up.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum SetupError {
+    /// The HTTP client could not be built (no TLS backend, for one).
+    #[error("could not build the HTTP client")]
+    Client(#[source] Arc<reqwest::Error>),
+    /// A configured header name is not valid.
+    #[error("header name `{0}` is not a valid HTTP header name")]
+    HeaderName(String),
+    /// A configured header value is not valid.
+    #[error("the value of header `{0}` is not valid in an HTTP header")]
+    HeaderValue(String),
+}
+
 /// The shared, pooled HTTP client.
-pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+pub(crate) fn shared_client() -> Result<reqwest::Client, SetupError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, SetupError>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             reqwest::Client::builder()
@@ -49,7 +64,7 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
                 .pool_max_idle_per_host(64)
                 .tcp_nodelay(true)
                 .build()
-                .map_err(|e| format!("could not build the HTTP client: {e}"))
+                .map_err(|e| SetupError::Client(Arc::new(e)))
         })
         .clone()
 }
@@ -58,7 +73,7 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, String> {
 pub(crate) type Transport<C> = (StreamableHttpClientTransport<Watched<C>>, StandaloneStream);
 
 /// Builds the transport for `config`; the error names the bad header.
-pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Client>, String> {
+pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Client>, SetupError> {
     watched(shared_client()?, config)
 }
 
@@ -67,11 +82,11 @@ pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Cli
 pub(crate) fn auth_transport(
     config: &HttpTransport,
     client: AuthClient<reqwest::Client>,
-) -> Result<Transport<AuthClient<reqwest::Client>>, String> {
+) -> Result<Transport<AuthClient<reqwest::Client>>, SetupError> {
     watched(client, config)
 }
 
-fn watched<C>(client: C, config: &HttpTransport) -> Result<Transport<C>, String>
+fn watched<C>(client: C, config: &HttpTransport) -> Result<Transport<C>, SetupError>
 where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
 {
@@ -80,13 +95,15 @@ where
     Ok((transport, standalone))
 }
 
-fn transport_config(config: &HttpTransport) -> Result<StreamableHttpClientTransportConfig, String> {
+fn transport_config(
+    config: &HttpTransport,
+) -> Result<StreamableHttpClientTransportConfig, SetupError> {
     let mut headers = HashMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("header name `{name}` is not a valid HTTP header name"))?;
-        let mut value = HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of header `{name}` is not valid in an HTTP header"))?;
+            .map_err(|_| SetupError::HeaderName(name.clone()))?;
+        let mut value =
+            HeaderValue::from_str(value).map_err(|_| SetupError::HeaderValue(name.to_string()))?;
         value.set_sensitive(true);
         headers.insert(name, value);
     }
@@ -107,5 +124,78 @@ pub(crate) fn display_url(url: &str) -> String {
             u.to_string()
         }
         Err(_) => url.to_owned(),
+    }
+}
+
+/// The HTTP status a failure carries, read from the typed errors along its
+/// chain (never from its words: a `:443` in a URL is no status).
+pub(crate) fn status_of(e: &(dyn Error + 'static)) -> Option<u16> {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::{
+        AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpError,
+    };
+    crate::error_chain::sources(e).find_map(|e| {
+        if let Some(init) = e.downcast_ref::<ClientInitializeError>() {
+            return init_status(init);
+        }
+        if e.is::<AuthRequiredError>() {
+            return Some(401);
+        }
+        if e.is::<InsufficientScopeError>() {
+            return Some(403);
+        }
+        if let Some(s) = e.downcast_ref::<HttpStatusError>() {
+            return Some(s.status);
+        }
+        if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+            return r.status().map(|s| s.as_u16());
+        }
+        match e.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+            StreamableHttpError::Client(r) => r.status().map(|s| s.as_u16()),
+            StreamableHttpError::SessionExpired => Some(404),
+            StreamableHttpError::UnexpectedServerResponse(line) => rmcp_status_line(line),
+            _ => None,
+        }
+    })
+}
+
+/// `ClientInitializeError` does not expose its transport error as a source.
+fn init_status(e: &rmcp::service::ClientInitializeError) -> Option<u16> {
+    use rmcp::service::ClientInitializeError as E;
+    match e {
+        E::TransportError { error, .. } => status_of(error),
+        E::LegacyFallbackFailed { discover, fallback } => {
+            init_status(fallback).or_else(|| init_status(discover))
+        }
+        _ => None,
+    }
+}
+
+/// rmcp 3.11 reports a POST's 4xx other than an OAuth challenge only as
+/// `UnexpectedServerResponse("HTTP {status}: {body}")`, a line its reqwest
+/// client builds itself; the status is the number that line starts with.
+fn rmcp_status_line(line: &str) -> Option<u16> {
+    let rest = line.strip_prefix("HTTP ")?;
+    let digits = rest.get(..3)?;
+    let after = rest[3..].chars().next();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !matches!(after, None | Some(' ' | ':')) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_rmcp_status_lines_give_a_status() {
+        assert_eq!(rmcp_status_line("HTTP 404 Not Found: nothing"), Some(404));
+        assert_eq!(rmcp_status_line("HTTP 401: no"), Some(401));
+        assert_eq!(
+            rmcp_status_line("error sending request for url (http://h:443/)"),
+            None
+        );
+        assert_eq!(rmcp_status_line("HTTP 4041"), None);
     }
 }

@@ -1,6 +1,6 @@
 //! `load_mcp_tools`: tools from an rmcp client the user connected themselves.
 
-use super::call::{CallTarget, error_chain};
+use super::call::CallTarget;
 use super::config::DEFAULT_CALL_TIMEOUT;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
@@ -76,7 +76,8 @@ where
         .await
         .map_err(|e| McpError::ListTools {
             server: server_name.to_owned(),
-            message: error_chain(&e),
+            source: Arc::new(e),
+            diagnostics: None,
         })?;
     let target = CallTarget::Peer {
         peer: client.peer().clone(),

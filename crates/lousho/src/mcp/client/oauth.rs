@@ -130,13 +130,12 @@ async fn kept(
     server_url: &str,
     what: &str,
 ) -> Result<StoredToken, OAuthError> {
-    store
-        .load(server_url)
-        .await?
-        .ok_or_else(|| OAuthError::SignIn {
-            server_url: server_url.to_owned(),
-            message: format!("the token store did not keep the {what}"),
-        })
+    store.load(server_url).await?.ok_or_else(|| {
+        OAuthError::sign_in(
+            server_url,
+            format!("the token store did not keep the {what}"),
+        )
+    })
 }
 
 /// Forgets the grant for `server`; true when there was one.

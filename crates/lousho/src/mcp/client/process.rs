@@ -20,6 +20,27 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 /// How often the group is checked while waiting.
 const POLL: Duration = Duration::from_millis(10);
 
+/// Why a server process could not be started.
+#[derive(Debug)]
+pub(crate) enum SpawnError {
+    /// The working directory is missing or not a directory.
+    WorkingDirectory(std::path::PathBuf, std::io::Error),
+    /// The command could not be run.
+    Command(std::io::Error),
+}
+
+/// Why `dir` cannot be a child's working directory, if it cannot.
+fn unusable_dir(dir: &std::path::Path) -> Option<std::io::Error> {
+    match std::fs::metadata(dir) {
+        Err(e) => Some(e),
+        Ok(m) if !m.is_dir() => Some(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        )),
+        Ok(_) => None,
+    }
+}
+
 /// A running stdio server process.
 pub(crate) struct StdioProcess {
     child: Option<Box<dyn ChildWrapper>>,
@@ -32,7 +53,22 @@ impl StdioProcess {
     /// Spawns the command; returns the process and its stdout/stdin.
     pub(crate) fn spawn(
         config: &StdioTransport,
-    ) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
+    ) -> Result<(Self, ChildStdout, ChildStdin), SpawnError> {
+        Self::spawn_command(config).map_err(|e| {
+            // A missing `cwd` fails the spawn with the same ENOENT as a
+            // missing command: say which it was.
+            match config
+                .cwd
+                .as_deref()
+                .and_then(|dir| Some((dir, unusable_dir(dir)?)))
+            {
+                Some((dir, why)) => SpawnError::WorkingDirectory(dir.to_owned(), why),
+                None => SpawnError::Command(e),
+            }
+        })
+    }
+
+    fn spawn_command(config: &StdioTransport) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
         let mut cmd = tokio::process::Command::new(&config.command);
         // `env` is added to the inherited environment (PATH and the like stay).
         cmd.args(&config.args)

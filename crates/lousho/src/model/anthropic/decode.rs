@@ -228,7 +228,7 @@ impl StreamDecoder for Decoder {
     fn finish(&mut self, _out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
         Err(ModelError::Network {
             provider: self.provider.clone(),
-            message: "the connection closed before `message_stop`".into(),
+            source: "the connection closed before `message_stop`".into(),
         })
     }
 }

@@ -210,7 +210,7 @@ impl StreamDecoder for Decoder {
         }
         Err(ModelError::Network {
             provider: self.provider.clone(),
-            message: "the connection closed before the response was complete".into(),
+            source: "the connection closed before the response was complete".into(),
         })
     }
 }

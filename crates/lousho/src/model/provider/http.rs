@@ -5,6 +5,7 @@
 use super::retry::{RetryNotice, RetryPolicy};
 use super::secret::ApiKey;
 use super::sse::{SseEvent, SseParser};
+use crate::error_chain::error_chain;
 use crate::model::{ModelError, ModelEvent, ModelStream};
 use futures::FutureExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
@@ -54,7 +55,7 @@ pub(crate) struct Transport {
     pub provider: String,
     pub client: reqwest::Client,
     pub retry: RetryPolicy,
-    /// Only used to scrub error messages.
+    /// Only used to scrub what the provider sends back (error bodies, events).
     pub key: Option<ApiKey>,
 }
 
@@ -221,10 +222,7 @@ impl<D: StreamDecoder> Driver<D> {
                 continue;
             };
             self.response = None;
-            let error = match &self.transport.key {
-                Some(key) => failure.error.scrub(key),
-                None => failure.error,
-            };
+            let error = failure.error;
             if !self.started && error.is_retryable() {
                 let attempt = self.retries + 1;
                 if let Some((delay, from_retry_after)) =
@@ -262,7 +260,7 @@ impl<D: StreamDecoder> Driver<D> {
             self.response = Some(self.connect().await?);
             return Ok(());
         };
-        let chunk = response.chunk().await.map_err(|e| self.network(&e))?;
+        let chunk = response.chunk().await.map_err(|e| self.network(e))?;
         let ended = chunk.is_none();
         let mut events = Vec::new();
         match chunk {
@@ -270,7 +268,10 @@ impl<D: StreamDecoder> Driver<D> {
             None => self.parser.finish(&mut events),
         }
         .map_err(|e| self.invalid(e.0))?;
-        for event in events {
+        for mut event in events {
+            if let Some(key) = &self.transport.key {
+                key.scrub_in_place(&mut event.data);
+            }
             if self.decoder.event(event, &mut self.queue)? {
                 self.complete();
                 return Ok(());
@@ -303,11 +304,11 @@ impl<D: StreamDecoder> Driver<D> {
             .body(self.request.body.clone())
             .send()
             .await
-            .map_err(|e| self.network(&e))?;
+            .map_err(|e| self.network(e))?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
-            let body = read_error_body(response).await;
+            let body = read_error_body(response, t.key.as_ref()).await;
             let error = (self.classify)(&t.provider, status.as_u16(), &body, retry_after);
             return Err(Failure { error, retry_after });
         }
@@ -318,7 +319,7 @@ impl<D: StreamDecoder> Driver<D> {
             .unwrap_or("")
             .to_ascii_lowercase();
         if !content_type.is_empty() && !content_type.contains("text/event-stream") {
-            let body = read_error_body(response).await;
+            let body = read_error_body(response, self.transport.key.as_ref()).await;
             return Err(self.invalid(format!(
                 "expected an event stream, got `{content_type}`: {}",
                 truncate(&body, 500)
@@ -327,10 +328,10 @@ impl<D: StreamDecoder> Driver<D> {
         Ok(response)
     }
 
-    fn network(&self, e: &reqwest::Error) -> Failure {
+    fn network(&self, e: reqwest::Error) -> Failure {
         ModelError::Network {
             provider: self.transport.provider.clone(),
-            message: error_chain(e),
+            source: Box::new(e),
         }
         .into()
     }
@@ -344,7 +345,9 @@ impl<D: StreamDecoder> Driver<D> {
     }
 }
 
-async fn read_error_body(mut response: reqwest::Response) -> String {
+/// The start of an error body, with the API key (should the provider echo
+/// it) scrubbed out.
+async fn read_error_body(mut response: reqwest::Response, key: Option<&ApiKey>) -> String {
     let mut body = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         body.extend_from_slice(&chunk);
@@ -353,7 +356,11 @@ async fn read_error_body(mut response: reqwest::Response) -> String {
             break;
         }
     }
-    String::from_utf8_lossy(&body).into_owned()
+    let mut text = String::from_utf8_lossy(&body).into_owned();
+    if let Some(key) = key {
+        key.scrub_in_place(&mut text);
+    }
+    text
 }
 
 /// The first `max` characters of `text`.
@@ -387,22 +394,6 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         when.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
-}
-
-/// An error and its sources, joined (reqwest's top-level message alone says
-/// little: "error sending request").
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 #[cfg(test)]

@@ -19,13 +19,13 @@ impl ApiKey {
         &self.0
     }
 
-    /// Replaces every occurrence of the key in `text` with `[redacted]`.
-    pub(crate) fn scrub(&self, text: &str) -> String {
+    /// Replaces every occurrence of the key in `text` with `[redacted]`
+    /// (allocating only when the key is there).
+    pub(crate) fn scrub_in_place(&self, text: &mut String) {
         // Very short "keys" (a local server's dummy) would mangle ordinary text.
-        if self.0.len() < 8 {
-            return text.to_owned();
+        if self.0.len() >= 8 && text.contains(&*self.0) {
+            *text = text.replace(&*self.0, "[redacted]");
         }
-        text.replace(&*self.0, "[redacted]")
     }
 }
 

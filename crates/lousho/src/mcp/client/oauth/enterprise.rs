@@ -56,9 +56,34 @@ async fn id_token(idp: &IdpSettings) -> Result<String, OAuthError> {
     Ok(text.trim().to_owned())
 }
 
+/// Why the identity provider's token endpoint could not be found.
+#[derive(Debug, thiserror::Error)]
+enum IdpDiscoveryError {
+    #[error(transparent)]
+    Setup(#[from] crate::mcp::client::http::SetupError),
+    #[error("reading {url} failed")]
+    Read {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("{url} answered HTTP {status}; set `idp.tokenEndpoint`")]
+    Status { url: String, status: u16 },
+    #[error("{url} is not JSON")]
+    NotJson {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("the OpenID configuration at {0} names another issuer; check `idp.issuer`")]
+    OtherIssuer(String),
+    #[error("{0} has no token_endpoint; set `idp.tokenEndpoint`")]
+    NoTokenEndpoint(String),
+}
+
 /// The identity provider's token endpoint: configured, or from its OpenID
 /// configuration (whose `issuer` must be the configured one).
-async fn idp_token_endpoint(idp: &IdpSettings) -> Result<String, String> {
+async fn idp_token_endpoint(idp: &IdpSettings) -> Result<String, IdpDiscoveryError> {
     if let Some(endpoint) = &idp.token_endpoint {
         return Ok(endpoint.clone());
     }
@@ -70,26 +95,31 @@ async fn idp_token_endpoint(idp: &IdpSettings) -> Result<String, String> {
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| format!("reading {url} failed: {e}"))?;
+        .map_err(|source| IdpDiscoveryError::Read {
+            url: url.clone(),
+            source,
+        })?;
     if !response.status().is_success() {
-        return Err(format!(
-            "{url} answered HTTP {}; set `idp.tokenEndpoint`",
-            response.status()
-        ));
+        return Err(IdpDiscoveryError::Status {
+            url,
+            status: response.status().as_u16(),
+        });
     }
-    let metadata: serde_json::Value = response
-        .json()
-        .await
-        .map_err(|e| format!("{url} is not JSON: {e}"))?;
+    let metadata: serde_json::Value =
+        response
+            .json()
+            .await
+            .map_err(|source| IdpDiscoveryError::NotJson {
+                url: url.clone(),
+                source,
+            })?;
     if metadata["issuer"].as_str().map(|i| i.trim_end_matches('/')) != Some(issuer) {
-        return Err(format!(
-            "the OpenID configuration at {url} names another issuer; check `idp.issuer`"
-        ));
+        return Err(IdpDiscoveryError::OtherIssuer(url));
     }
     metadata["token_endpoint"]
         .as_str()
         .map(str::to_owned)
-        .ok_or_else(|| format!("{url} has no token_endpoint; set `idp.tokenEndpoint`"))
+        .ok_or(IdpDiscoveryError::NoTokenEndpoint(url))
 }
 
 /// How this app authenticates at the MCP server's authorization server.
@@ -99,7 +129,7 @@ async fn resource_client_auth(
 ) -> Result<EmaClientAuthentication, OAuthError> {
     if let Some(secret) = &settings.client_secret {
         let secret = ClientSecret::new(secret.clone());
-        let basic = use_basic(metadata).map_err(OAuthError::InvalidSettings)?;
+        let basic = use_basic(metadata).map_err(|e| OAuthError::InvalidSettings(e.to_string()))?;
         return Ok(if basic {
             EmaClientAuthentication::ClientSecretBasic(secret)
         } else {
@@ -140,10 +170,7 @@ pub(crate) async fn exchange(
     metadata: &AuthorizationMetadata,
     settings: &OAuthSettings,
 ) -> Result<OAuthTokenResponse, OAuthError> {
-    let fail = |message: String| OAuthError::SignIn {
-        server_url: server_url.to_owned(),
-        message,
-    };
+    let fail = |e: Box<dyn std::error::Error + Send + Sync>| OAuthError::sign_in(server_url, e);
     let idp = settings.idp.as_ref().ok_or_else(|| {
         OAuthError::InvalidSettings("`grant: enterprise_managed` needs `idp`".into())
     })?;
@@ -159,7 +186,7 @@ pub(crate) async fn exchange(
     };
     let idp_server = EmaAuthorizationServer::new(
         idp.issuer.clone(),
-        idp_token_endpoint(idp).await.map_err(fail)?,
+        idp_token_endpoint(idp).await.map_err(|e| fail(e.into()))?,
         idp.client_id.clone(),
     )
     .with_client_authentication(idp_auth);
@@ -169,13 +196,13 @@ pub(crate) async fn exchange(
         settings.client_id.clone().unwrap_or_default(),
     )
     .with_client_authentication(resource_client_auth(settings, metadata).await?);
-    let http = default_oauth_http_client().map_err(|e| fail(e.to_string()))?;
+    let http = default_oauth_http_client().map_err(|e| fail(e.into()))?;
     let token =
         EmaExchangeRequest::new_with_id_token(idp_server, resource_server, server_url, &subject)
             .with_scopes(settings.scopes.iter().cloned())
             .exchange(&http, &http)
             .await
-            .map_err(|e| fail(describe(&e)))?;
+            .map_err(|e| fail(describe(&e).into()))?;
     let mut scopes: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
     scopes.sort_unstable();
     let mut response = serde_json::json!({
@@ -188,5 +215,5 @@ pub(crate) async fn exchange(
     if !scopes.is_empty() {
         response["scope"] = scopes.join(" ").into();
     }
-    serde_json::from_value(response).map_err(|e| fail(format!("unusable token response: {e}")))
+    serde_json::from_value(response).map_err(|e| fail(e.into()))
 }

@@ -1,4 +1,6 @@
 use super::store::TokenStoreError;
+use crate::error_chain::error_chain;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Why an OAuth sign-in or sign-out failed. Messages never hold tokens,
@@ -32,12 +34,13 @@ pub enum OAuthError {
         reason: String,
     },
     /// Discovery, registration, authorization or the code exchange failed.
-    #[error("signing in to {server_url} failed: {message}")]
+    #[error("signing in to {server_url} failed: {}", error_chain(source.as_ref()))]
     SignIn {
         /// The MCP server's URL.
         server_url: String,
-        /// What went wrong.
-        message: String,
+        /// What went wrong (the HTTP, OAuth or store error, with its sources).
+        #[source]
+        source: Arc<dyn std::error::Error + Send + Sync>,
     },
     /// The authorization server sent an error back instead of a code.
     #[error(
@@ -53,4 +56,18 @@ pub enum OAuthError {
     /// The token store failed.
     #[error(transparent)]
     Store(#[from] TokenStoreError),
+}
+
+impl OAuthError {
+    /// A failed sign-in at `server_url` because of `source` (an error, or a
+    /// sentence when nothing failed below us).
+    pub(crate) fn sign_in(
+        server_url: &str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        OAuthError::SignIn {
+            server_url: server_url.to_owned(),
+            source: Arc::from(source.into()),
+        }
+    }
 }

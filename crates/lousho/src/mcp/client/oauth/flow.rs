@@ -54,11 +54,8 @@ pub(crate) fn redirect_uri(settings: &OAuthSettings) -> Result<&str, OAuthError>
         .ok_or(OAuthError::MissingRedirectUri)
 }
 
-pub(crate) fn sign_in_error(server_url: &str, e: &AuthError) -> OAuthError {
-    OAuthError::SignIn {
-        server_url: server_url.to_owned(),
-        message: e.to_string(),
-    }
+pub(crate) fn sign_in_error(server_url: &str, e: AuthError) -> OAuthError {
+    OAuthError::sign_in(server_url, e)
 }
 
 /// A manager for `server_url` whose credentials live in `store`.
@@ -68,7 +65,7 @@ pub(crate) async fn manager(
 ) -> Result<AuthorizationManager, OAuthError> {
     let mut manager = AuthorizationManager::new(server_url)
         .await
-        .map_err(|e| sign_in_error(server_url, &e))?;
+        .map_err(|e| sign_in_error(server_url, e))?;
     manager.set_credential_store(ServerCredentials {
         store: store.clone(),
         url: server_url.to_owned(),
@@ -86,7 +83,7 @@ pub(crate) async fn restore(
     if !manager
         .initialize_from_store()
         .await
-        .map_err(|e| sign_in_error(server_url, &e))?
+        .map_err(|e| sign_in_error(server_url, e))?
     {
         return Ok(false);
     }
@@ -99,14 +96,14 @@ pub(crate) async fn restore(
         let (stored_id, _) = manager
             .get_credentials()
             .await
-            .map_err(|e| sign_in_error(server_url, &e))?;
+            .map_err(|e| sign_in_error(server_url, e))?;
         if &stored_id == id {
             let config = OAuthClientConfig::new(id.clone(), redirect)
                 .with_client_secret(secret.clone())
                 .with_scopes(settings.scopes.clone());
             manager
                 .configure_client(config)
-                .map_err(|e| sign_in_error(server_url, &e))?;
+                .map_err(|e| sign_in_error(server_url, e))?;
         }
     }
     Ok(true)
@@ -175,7 +172,7 @@ pub(crate) async fn authorize(
     if let Some(challenge) = challenge {
         request = request.with_challenge(challenge);
     }
-    let fail = |e: AuthError| sign_in_error(server_url, &e);
+    let fail = |e: AuthError| sign_in_error(server_url, e);
     state.start_authorization(request).await.map_err(fail)?;
     let url = state.get_authorization_url().await.map_err(fail)?;
     let callback = authorizer.authorize(&url).await?;
@@ -183,10 +180,7 @@ pub(crate) async fn authorize(
     state.handle_callback_url(&callback).await.map_err(fail)?;
     state
         .into_authorization_manager()
-        .ok_or_else(|| OAuthError::SignIn {
-            server_url: server_url.to_owned(),
-            message: "the authorization did not complete".into(),
-        })
+        .ok_or_else(|| OAuthError::sign_in(server_url, "the authorization did not complete"))
 }
 
 /// Re-authorizes with the scope a `403 insufficient_scope` challenge asks for
@@ -197,13 +191,10 @@ pub(crate) async fn step_up(
     challenge: &str,
     authorizer: &dyn Authorizer,
 ) -> Result<(), OAuthError> {
-    let base = reqwest::Url::parse(server_url).map_err(|e| OAuthError::SignIn {
-        server_url: server_url.to_owned(),
-        message: format!("the server URL is not valid: {e}"),
-    })?;
+    let base = reqwest::Url::parse(server_url).map_err(|e| OAuthError::sign_in(server_url, e))?;
     let params = WWWAuthenticateParams::parse(challenge, &base);
     let scope = params.scope.unwrap_or_default();
-    let fail = |e: AuthError| sign_in_error(server_url, &e);
+    let fail = |e: AuthError| sign_in_error(server_url, e);
     let url = manager.request_scope_upgrade(&scope).await.map_err(fail)?;
     let callback = authorizer.authorize(&url).await?;
     check_denied(&callback)?;

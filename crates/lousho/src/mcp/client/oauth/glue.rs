@@ -61,11 +61,11 @@ pub(crate) async fn serve_oauth(
             },
         })?;
         let (transport, standalone) =
-            http::auth_transport(config, client).map_err(|message| McpError::Http {
+            http::auth_transport(config, client).map_err(|e| McpError::Http {
                 server: server.to_owned(),
                 url: http::display_url(&config.url),
-                message,
                 status: None,
+                source: std::sync::Arc::new(e),
             })?;
         let served = tokio::time::timeout(
             timeout,

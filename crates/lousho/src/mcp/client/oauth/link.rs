@@ -75,12 +75,8 @@ impl OAuthLink {
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
-        let http = crate::mcp::client::http::shared_client().map_err(|message| {
-            LinkError::Failed(OAuthError::SignIn {
-                server_url: self.url.clone(),
-                message,
-            })
-        })?;
+        let http = crate::mcp::client::http::shared_client()
+            .map_err(|e| LinkError::Failed(OAuthError::sign_in(&self.url, e)))?;
         self.settings
             .check()
             .map_err(|e| LinkError::Failed(OAuthError::InvalidSettings(e)))?;
@@ -147,12 +143,8 @@ impl OAuthLink {
         match client {
             Some(c) => *c.auth_manager.lock().await = manager,
             None => {
-                let http = crate::mcp::client::http::shared_client().map_err(|message| {
-                    OAuthError::SignIn {
-                        server_url: self.url.clone(),
-                        message,
-                    }
-                })?;
+                let http = crate::mcp::client::http::shared_client()
+                    .map_err(|e| OAuthError::sign_in(&self.url, e))?;
                 *self.client.lock().await = Some(AuthClient::new(http, manager));
             }
         }
@@ -193,12 +185,12 @@ impl OAuthLink {
         if self.machine.is_none() {
             return Ok(false);
         }
-        Err(OAuthError::SignIn {
-            server_url: self.url.clone(),
-            message: format!(
+        Err(OAuthError::sign_in(
+            &self.url,
+            format!(
                 "the server rejected {MAX_AUTHORIZATIONS} fresh tokens within a minute; check that the client may use this server"
             ),
-        })
+        ))
     }
 
     /// Forgets the in-memory client (after the grant proved unusable), so the
@@ -216,15 +208,12 @@ impl OAuthLink {
 /// The `WWW-Authenticate` challenge of a 401/403 somewhere in an error chain.
 pub(crate) fn challenge_of(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
-    let mut source = Some(e);
-    while let Some(current) = source {
+    crate::error_chain::sources(e).find_map(|current| {
         if let Some(a) = current.downcast_ref::<AuthRequiredError>() {
             return Some(a.www_authenticate_header.clone());
         }
-        if let Some(s) = current.downcast_ref::<InsufficientScopeError>() {
-            return Some(s.www_authenticate_header.clone());
-        }
-        source = current.source();
-    }
-    None
+        current
+            .downcast_ref::<InsufficientScopeError>()
+            .map(|s| s.www_authenticate_header.clone())
+    })
 }

@@ -168,10 +168,7 @@ impl MachineGrant {
         };
         request_token(&self.url, metadata, request)
             .await
-            .map_err(|message| OAuthError::SignIn {
-                server_url: self.url.clone(),
-                message,
-            })
+            .map_err(|e| OAuthError::sign_in(&self.url, e))
     }
 
     /// Whether the stored token is ours and has more than the margin left.
@@ -192,14 +189,14 @@ impl MachineGrant {
         let resolution = manager
             .resolve_metadata_from_challenge(challenge.as_deref())
             .await
-            .map_err(|e| sign_in_error(&self.url, &e))?;
+            .map_err(|e| sign_in_error(&self.url, e))?;
         // The 2025-03-26 fallback guesses `/token` on the server's origin;
         // long-lived client credentials are not sent to a guessed endpoint.
         if !resolution.source.is_discovered() {
-            return Err(OAuthError::SignIn {
-                server_url: self.url.clone(),
-                message: "the server publishes no OAuth metadata (protected-resource or authorization-server); client credentials are only sent to a discovered token endpoint".into(),
-            });
+            return Err(OAuthError::sign_in(
+                &self.url,
+                "the server publishes no OAuth metadata (protected-resource or authorization-server); client credentials are only sent to a discovered token endpoint",
+            ));
         }
         Ok(resolution.metadata)
     }
@@ -213,7 +210,7 @@ impl MachineGrant {
         let metadata = self.ensure_token(false).await?;
         let mut manager = AuthorizationManager::new(self.url.as_str())
             .await
-            .map_err(|e| sign_in_error(&self.url, &e))?;
+            .map_err(|e| sign_in_error(&self.url, e))?;
         manager.set_credential_store(MachineCredentials {
             grant: self.clone(),
         });
@@ -222,7 +219,7 @@ impl MachineGrant {
         // required" (no refresh token) rather than as an internal error.
         manager
             .configure_client_id(self.client_id())
-            .map_err(|e| sign_in_error(&self.url, &e))?;
+            .map_err(|e| sign_in_error(&self.url, e))?;
         Ok(manager)
     }
 }

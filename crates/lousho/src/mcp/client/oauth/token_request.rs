@@ -15,6 +15,65 @@ use rmcp::transport::auth::AuthorizationMetadata;
 use rmcp::transport::auth::OAuthTokenResponse;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Why a token request failed. Never holds the secret, the key or the token.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenRequestError {
+    /// The token endpoint is not a URL.
+    #[error("the token endpoint `{endpoint}` is not a URL")]
+    EndpointUrl {
+        endpoint: String,
+        #[source]
+        source: oauth2::url::ParseError,
+    },
+    /// The token endpoint is plain HTTP to a remote host.
+    #[error(
+        "the token endpoint `{0}` is not HTTPS; client credentials are only sent over HTTPS (or between loopback hosts)"
+    )]
+    NotHttps(String),
+    /// The server lists no secret method.
+    #[error(
+        "the authorization server accepts no client secret (it supports {0}); use `privateKeyPem`/`privateKeyFile` if it lists private_key_jwt"
+    )]
+    NoSecretMethod(String),
+    /// The private key cannot be used.
+    #[error(
+        "the private key is not a usable PEM key for {algorithm}; check `privateKeyPem`/`privateKeyFile` and `signingAlgorithm`"
+    )]
+    Key {
+        algorithm: String,
+        #[source]
+        source: jsonwebtoken::errors::Error,
+    },
+    /// Signing the assertion failed.
+    #[error("signing the client assertion failed")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+    /// No HTTP client.
+    #[error(transparent)]
+    Setup(#[from] crate::mcp::client::http::SetupError),
+    /// The request did not get an answer.
+    #[error("the token request to {endpoint} failed")]
+    Send {
+        endpoint: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The answer could not be read.
+    #[error("reading the token response failed")]
+    Read(#[source] reqwest::Error),
+    /// The authorization server said no.
+    #[error(
+        "the authorization server refused the token request: HTTP {status}, {code}{description}; check the client id and its credentials"
+    )]
+    Refused {
+        status: u16,
+        code: String,
+        description: String,
+    },
+    /// The answer is not a token.
+    #[error("the token response is not a token")]
+    NotAToken(#[source] serde_json::Error),
+}
+
 /// How long a client assertion is valid.
 const ASSERTION_LIFETIME_SECS: u64 = 300;
 
@@ -41,9 +100,15 @@ pub(crate) struct TokenRequest<'a> {
 
 /// The token endpoint must be HTTPS, or plain HTTP between loopback hosts
 /// (local development, tests).
-fn check_endpoint(token_endpoint: &str, server_url: &str) -> Result<reqwest::Url, String> {
-    let endpoint = reqwest::Url::parse(token_endpoint)
-        .map_err(|e| format!("the token endpoint `{token_endpoint}` is not a URL: {e}"))?;
+fn check_endpoint(
+    token_endpoint: &str,
+    server_url: &str,
+) -> Result<reqwest::Url, TokenRequestError> {
+    let endpoint =
+        reqwest::Url::parse(token_endpoint).map_err(|source| TokenRequestError::EndpointUrl {
+            endpoint: token_endpoint.to_owned(),
+            source,
+        })?;
     let loopback = |u: &reqwest::Url| match u.host() {
         Some(oauth2::url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(oauth2::url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -55,16 +120,14 @@ fn check_endpoint(token_endpoint: &str, server_url: &str) -> Result<reqwest::Url
     if endpoint.scheme() == "https" || (endpoint.scheme() == "http" && local) {
         Ok(endpoint)
     } else {
-        Err(format!(
-            "the token endpoint `{token_endpoint}` is not HTTPS; client credentials are only sent over HTTPS (or between loopback hosts)"
-        ))
+        Err(TokenRequestError::NotHttps(token_endpoint.to_owned()))
     }
 }
 
 /// Which secret method to use: `client_secret_basic` unless the server
 /// lists methods without it but with `client_secret_post` (RFC 8414: basic
 /// is the default).
-pub(crate) fn use_basic(metadata: &AuthorizationMetadata) -> Result<bool, String> {
+pub(crate) fn use_basic(metadata: &AuthorizationMetadata) -> Result<bool, TokenRequestError> {
     let Some(methods) = metadata
         .additional_fields
         .get("token_endpoint_auth_methods_supported")
@@ -78,9 +141,8 @@ pub(crate) fn use_basic(metadata: &AuthorizationMetadata) -> Result<bool, String
     } else if has("client_secret_post") {
         Ok(false)
     } else {
-        Err(format!(
-            "the authorization server accepts no client secret (it supports {}); use `privateKeyPem`/`privateKeyFile` if it lists private_key_jwt",
-            serde_json::Value::Array(methods.clone())
+        Err(TokenRequestError::NoSecretMethod(
+            serde_json::Value::Array(methods.clone()).to_string(),
         ))
     }
 }
@@ -99,7 +161,7 @@ pub(crate) fn assertion(
     audience: &str,
     pem: &[u8],
     algorithm: SigningAlgorithm,
-) -> Result<String, String> {
+) -> Result<String, TokenRequestError> {
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
     let (alg, key) = match algorithm {
         SigningAlgorithm::ES384 => (Algorithm::ES384, EncodingKey::from_ec_pem(pem)),
@@ -108,10 +170,9 @@ pub(crate) fn assertion(
         SigningAlgorithm::RS512 => (Algorithm::RS512, EncodingKey::from_rsa_pem(pem)),
         _ => (Algorithm::ES256, EncodingKey::from_ec_pem(pem)),
     };
-    let key = key.map_err(|e| {
-        format!(
-            "the private key is not a usable PEM key for {alg:?} ({e}); check `privateKeyPem`/`privateKeyFile` and `signingAlgorithm`"
-        )
+    let key = key.map_err(|source| TokenRequestError::Key {
+        algorithm: format!("{alg:?}"),
+        source,
     })?;
     let now = now_secs();
     let claims = serde_json::json!({
@@ -124,8 +185,7 @@ pub(crate) fn assertion(
     });
     let mut header = Header::new(alg);
     header.typ = Some("JWT".into());
-    jsonwebtoken::encode(&header, &claims, &key)
-        .map_err(|e| format!("signing the client assertion failed: {e}"))
+    jsonwebtoken::encode(&header, &claims, &key).map_err(TokenRequestError::Sign)
 }
 
 /// Sends `request` to the server's token endpoint and returns the token.
@@ -134,7 +194,7 @@ pub(crate) async fn request_token(
     server_url: &str,
     metadata: &AuthorizationMetadata,
     request: TokenRequest<'_>,
-) -> Result<OAuthTokenResponse, String> {
+) -> Result<OAuthTokenResponse, TokenRequestError> {
     let endpoint = check_endpoint(&metadata.token_endpoint, server_url)?;
     let mut form = request.params;
     let http = crate::mcp::client::http::shared_client()?;
@@ -177,24 +237,29 @@ pub(crate) async fn request_token(
         .body(body)
         .send()
         .await
-        .map_err(|e| format!("the token request to {endpoint} failed: {e}"))?;
+        .map_err(|source| TokenRequestError::Send {
+            endpoint: endpoint.to_string(),
+            source,
+        })?;
     let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| format!("reading the token response failed: {e}"))?;
+    let bytes = response.bytes().await.map_err(TokenRequestError::Read)?;
     if !status.is_success() {
         let detail: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-        let error = detail["error"].as_str().unwrap_or("no error code");
+        let code = detail["error"]
+            .as_str()
+            .unwrap_or("no error code")
+            .to_owned();
         let description = detail["error_description"]
             .as_str()
             .map(|d| format!(" ({d})"))
             .unwrap_or_default();
-        return Err(format!(
-            "the authorization server refused the token request: HTTP {status}, {error}{description}; check the client id and its credentials"
-        ));
+        return Err(TokenRequestError::Refused {
+            status: status.as_u16(),
+            code,
+            description,
+        });
     }
-    serde_json::from_slice(&bytes).map_err(|e| format!("the token response is not a token ({e})"))
+    serde_json::from_slice(&bytes).map_err(TokenRequestError::NotAToken)
 }
 
 #[cfg(test)]
@@ -212,15 +277,16 @@ mod tests {
 
     #[test]
     fn a_secret_goes_in_basic_unless_only_post_is_listed() {
-        assert_eq!(use_basic(&metadata(None)), Ok(true));
+        assert_eq!(use_basic(&metadata(None)).ok(), Some(true));
         let both = serde_json::json!(["client_secret_post", "client_secret_basic"]);
-        assert_eq!(use_basic(&metadata(Some(both))), Ok(true));
+        assert_eq!(use_basic(&metadata(Some(both))).ok(), Some(true));
         let post = serde_json::json!(["client_secret_post"]);
-        assert_eq!(use_basic(&metadata(Some(post))), Ok(false));
+        assert_eq!(use_basic(&metadata(Some(post))).ok(), Some(false));
         let jwt = serde_json::json!(["private_key_jwt"]);
         assert!(
             use_basic(&metadata(Some(jwt)))
                 .unwrap_err()
+                .to_string()
                 .contains("privateKey")
         );
     }

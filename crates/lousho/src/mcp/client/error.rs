@@ -41,7 +41,7 @@ pub enum McpError {
         source: Arc<std::io::Error>,
     },
     /// The HTTP endpoint answered with an error status or could not be reached.
-    #[error("MCP server `{server}` at {url}: {}", error_chain(source.as_ref()))]
+    #[error("MCP server `{server}` at {url}: {}", describe(source))]
     Http {
         /// The server's name.
         server: String,
@@ -172,6 +172,11 @@ fn handshake_reason(exit: &Option<std::process::ExitStatus>, source: &SharedErro
     if let Some(status) = exit {
         return format!("the server process exited ({status}) before the handshake finished");
     }
+    describe(source)
+}
+
+/// A source in words: a handshake error without rmcp's type names.
+fn describe(source: &SharedError) -> String {
     match source.downcast_ref::<rmcp::service::ClientInitializeError>() {
         Some(e) => describe_init(e),
         None => error_chain(source.as_ref()),

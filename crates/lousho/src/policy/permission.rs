@@ -1,7 +1,8 @@
 //! Permission rules and the `can_use_tool` callback.
 
+use crate::tool::name::compile_name_globs;
 use futures::future::BoxFuture;
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
@@ -204,20 +205,12 @@ impl Permissions {
 
     /// Checks every pattern and compiles the rules.
     pub fn compile(&self) -> Result<CompiledPermissions, PermissionError> {
-        let mut builder = GlobSetBuilder::new();
-        for rule in &self.rules {
-            let glob = Glob::new(&rule.tool).map_err(|e| PermissionError::InvalidPattern {
-                pattern: rule.tool.clone(),
-                message: e.kind().to_string(),
-            })?;
-            builder.add(glob);
-        }
-        let set = builder
-            .build()
-            .map_err(|e| PermissionError::InvalidPattern {
-                pattern: e.glob().unwrap_or_default().to_owned(),
-                message: e.kind().to_string(),
-            })?;
+        let set = compile_name_globs(self.rules.iter().map(|r| r.tool.as_str())).map_err(|e| {
+            PermissionError::InvalidPattern {
+                pattern: e.pattern,
+                message: e.message,
+            }
+        })?;
         Ok(CompiledPermissions {
             rules: self.rules.clone(),
             set,

@@ -115,7 +115,7 @@ pub(crate) struct McpServerEntry {
     headers: Option<BTreeMap<String, String>>,
     /// When its tools need approval (default `annotations`).
     approval: Option<ApprovalKind>,
-    /// Which of its tools to expose, by bare name (`*` wildcards).
+    /// Which of its tools to expose, by bare name (globs: `*`, `?`, `[..]`, `{a,b}`).
     tools: Option<ToolFilterEntry>,
     /// How long connecting may take (default 30000).
     startup_timeout_ms: Option<u64>,

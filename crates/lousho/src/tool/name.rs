@@ -65,6 +65,35 @@ pub(crate) fn cap(name: String) -> String {
     format!("{kept}_{hash:08x}")
 }
 
+/// A tool-name pattern that is not a valid glob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InvalidGlob {
+    /// The pattern.
+    pub(crate) pattern: String,
+    /// What is wrong with it.
+    pub(crate) message: String,
+}
+
+/// The one glob dialect for tool names (permission rules and MCP servers'
+/// `tools.allow` / `tools.deny`): `*` any run of characters, `?` one
+/// character, `[abc]` a class, `{a,b}` alternatives; case-sensitive.
+pub(crate) fn compile_name_globs<'a>(
+    patterns: impl IntoIterator<Item = &'a str>,
+) -> Result<globset::GlobSet, InvalidGlob> {
+    let mut builder = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = globset::Glob::new(pattern).map_err(|e| InvalidGlob {
+            pattern: pattern.to_owned(),
+            message: e.kind().to_string(),
+        })?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|e| InvalidGlob {
+        pattern: e.glob().unwrap_or_default().to_owned(),
+        message: e.kind().to_string(),
+    })
+}
+
 /// FNV-1a (32 bit): small, stable across versions and platforms.
 fn fnv1a32(bytes: &[u8]) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;

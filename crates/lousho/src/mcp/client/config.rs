@@ -21,6 +21,7 @@
 
 use crate::tool::Approval;
 use crate::tool::ToolAnnotations;
+use crate::tool::name::compile_name_globs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -123,8 +124,9 @@ pub enum StderrMode {
 }
 
 /// Which tools of a server to expose, by their original (bare) names.
-/// Patterns may use `*` as a wildcard. `deny` wins over `allow`; an empty
-/// `allow` allows everything.
+/// Patterns are globs in the permission rules' dialect: `*` any run of
+/// characters, `?` one character, `[abc]`, `{a,b}`. `deny` wins over
+/// `allow`; an empty `allow` allows everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -140,36 +142,46 @@ pub struct ToolFilter {
 impl ToolFilter {
     /// Whether the tool `name` passes the filter.
     pub fn allows(&self, name: &str) -> bool {
-        if self.deny.iter().any(|p| glob_match(p, name)) {
-            return false;
+        self.matcher()(name)
+    }
+
+    /// The filter with its globs compiled once, for a whole listing. A
+    /// pattern that is not a valid glob (a spec file's is rejected when read)
+    /// fails closed: a bad `deny` hides every tool, a bad `allow` allows none.
+    pub(crate) fn matcher(&self) -> impl Fn(&str) -> bool + use<> {
+        let deny = compile_name_globs(self.deny.iter().map(String::as_str));
+        let allow = (!self.allow.is_empty())
+            .then(|| compile_name_globs(self.allow.iter().map(String::as_str)));
+        move |name| {
+            if deny.as_ref().map_or(true, |d| d.is_match(name)) {
+                return false;
+            }
+            allow
+                .as_ref()
+                .is_none_or(|a| a.as_ref().is_ok_and(|a| a.is_match(name)))
         }
-        self.allow.is_empty() || self.allow.iter().any(|p| glob_match(p, name))
+    }
+
+    /// The first pattern that is not a valid glob, with what is wrong and
+    /// where (`tools.allow[0]`).
+    fn check(&self) -> Result<(), String> {
+        for (list, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {
+            for (i, p) in patterns.iter().enumerate() {
+                if let Err(e) = compile_name_globs([p.as_str()]) {
+                    return Err(format!(
+                        "`tools.{list}[{i}]` `{}` is not a valid glob ({}); use a tool name or `*`, `?`, `[..]`, `{{a,b}}`",
+                        e.pattern, e.message
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// True when the filter lets everything through.
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty()
     }
-}
-
-/// `*` matches any run of characters; everything else matches itself.
-fn glob_match(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for part in &parts[1..parts.len() - 1] {
-        match rest.find(part) {
-            Some(i) => rest = &rest[i + part.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 impl McpServer {
@@ -261,7 +273,7 @@ impl McpServer {
         self
     }
 
-    /// Exposes only these tools (bare names; `*` wildcards allowed).
+    /// Exposes only these tools (bare names or globs: `*`, `?`, `[..]`, `{a,b}`).
     pub fn allow_tools<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -271,7 +283,7 @@ impl McpServer {
         self
     }
 
-    /// Hides these tools (bare names; `*` wildcards allowed).
+    /// Hides these tools (bare names or globs: `*`, `?`, `[..]`, `{a,b}`).
     pub fn deny_tools<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -509,6 +521,7 @@ impl TryFrom<RawEntry> for McpServer {
                 ));
             }
         };
+        raw.tools.check()?;
         server.tools = raw.tools;
         if let Some(ms) = raw.startup_timeout_ms {
             server.startup_timeout = Duration::from_millis(ms);
@@ -612,12 +625,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn globs_match_prefixes_suffixes_and_middles() {
-        assert!(glob_match("search*", "search_docs"));
-        assert!(glob_match("*_docs", "search_docs"));
-        assert!(glob_match("s*r*s", "search_docs"));
-        assert!(glob_match("exact", "exact"));
-        assert!(!glob_match("exact", "exactly"));
-        assert!(!glob_match("a*a", "a"));
+    fn tool_filters_use_the_permission_rules_globs() {
+        let f = |allow: &[&str], deny: &[&str]| ToolFilter {
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        };
+        let allows = |filter: &ToolFilter, name| filter.allows(name);
+        let search = f(&["search*", "*_docs", "{get,put}_?"], &["search_secret"]);
+        assert!(allows(&search, "search_docs"));
+        assert!(allows(&search, "read_docs"));
+        assert!(allows(&search, "get_x"));
+        assert!(!allows(&search, "get_xy"));
+        assert!(!allows(&search, "search_secret"), "deny wins");
+        assert!(!allows(&search, "other"));
+        assert!(allows(&f(&[], &[]), "anything"));
+        assert!(allows(&f(&["exact"], &[]), "exact"));
+        assert!(!allows(&f(&["exact"], &[]), "exactly"));
+        assert!(!allows(&f(&["a*a"], &[]), "a"));
+        // A bad pattern fails closed and is named when checked.
+        assert!(!allows(&f(&[], &["x["]), "anything"));
+        assert!(!allows(&f(&["x["], &[]), "x"));
+        let err = f(&["ok", "x["], &[]).check().unwrap_err();
+        assert!(
+            err.contains("tools.allow[1]") && err.contains("x["),
+            "{err}"
+        );
     }
 }

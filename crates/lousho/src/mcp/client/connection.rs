@@ -484,8 +484,9 @@ impl Connection {
     fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<dyn Tool>>, McpError> {
         let mut names = ToolNames::new();
         let mut out: Vec<Arc<dyn Tool>> = Vec::with_capacity(remote.len());
+        let allows = self.entry.tools.matcher();
         for t in remote {
-            if !self.entry.tools.allows(&t.name) {
+            if !allows(&t.name) {
                 continue;
             }
             let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {

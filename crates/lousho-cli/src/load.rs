@@ -80,7 +80,7 @@ pub fn build(
         ModelChoice::Named(m) => builder.model(m),
         ModelChoice::Model(m) => builder.model(m),
     };
-    let mut options = ConnectOptions::default();
+    let mut options = spec.mcp_options.clone();
     if approvals == Approvals::Terminal {
         options = crate::elicit::install(options);
     }

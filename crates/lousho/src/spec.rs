@@ -16,6 +16,10 @@
 //!     url: https://example.com/mcp
 //!     headers: { Authorization: "Bearer ${DOCS_TOKEN}" }
 //!     approval: never                # annotations | always | never
+//! mcp:                               # how mcpServers connect (all optional)
+//!   naming: prefixed                 # docs__search; `mcp`: mcp__docs__search
+//!   lazy: true                       # false: a call after a close or a drop fails
+//!   onError: throw                   # skip: a server that cannot connect is left out
 //! permissions:
 //!   rules:
 //!     - { tool: "docs__delete_*", decision: deny }
@@ -64,7 +68,7 @@ use crate::AgentBuilder;
 #[cfg(feature = "builtin")]
 use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
 #[cfg(feature = "mcp-client")]
-use crate::mcp::McpServers;
+use crate::mcp::{ConnectOptions, McpServers};
 use crate::policy::{PermissionRule, Permissions};
 use file::{AuthFile, RuleDecisionFile, SpecFile};
 use interpolate::{InterpolateError, first_reference, interpolate};
@@ -102,6 +106,10 @@ pub struct AgentSpec {
     /// The MCP servers.
     #[cfg(feature = "mcp-client")]
     pub mcp_servers: McpServers,
+    /// How they connect (the `mcp:` section: naming, lazy, on_error; the
+    /// other options are the defaults, for the caller to add to).
+    #[cfg(feature = "mcp-client")]
+    pub mcp_options: ConnectOptions,
     /// The permission rules.
     pub permissions: Permissions,
     /// How `lousho mcp` serves it.
@@ -390,6 +398,8 @@ impl SpecLoader {
             max_turns: file.max_turns,
             #[cfg(feature = "mcp-client")]
             mcp_servers,
+            #[cfg(feature = "mcp-client")]
+            mcp_options: mcp_servers::connect_options(file.mcp.unwrap_or_default()),
             permissions,
             serve,
         })
@@ -402,7 +412,9 @@ impl AgentSpec {
     pub fn agent_builder(&self) -> Result<AgentBuilder, SpecError> {
         let builder = self.agent_builder_without_mcp()?;
         #[cfg(feature = "mcp-client")]
-        let builder = builder.mcp_servers(self.mcp_servers.clone());
+        let builder = builder
+            .mcp_servers(self.mcp_servers.clone())
+            .mcp_options(self.mcp_options.clone());
         Ok(builder)
     }
 

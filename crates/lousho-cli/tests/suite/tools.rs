@@ -51,3 +51,28 @@ fn tools_without_json_prints_a_table() {
         "{so}"
     );
 }
+
+#[test]
+fn a_specs_mcp_naming_reaches_the_tool_names() {
+    let files = example("files.yaml");
+    let (_dir, spec) = spec_file(
+        "named.yaml",
+        &format!(
+            "model: test\nmcp:\n  naming: mcp\nmcpServers:\n  files:\n    command: ${{LOUSHO_BIN}}\n    args: [mcp, \"{files}\"]\n"
+        ),
+    );
+    let out = run(&["tools", &spec, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp__files__list_dir"), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("mcp__files__")),
+        "{names:?}"
+    );
+}

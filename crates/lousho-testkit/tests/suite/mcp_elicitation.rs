@@ -188,9 +188,11 @@ async fn an_agents_mcp_servers_use_the_builders_handler() {
     let agent = lousho::Agent::builder()
         .model("test")
         .mcp_server("people", McpServer::http(&url))
-        .mcp_elicitation(|request: ElicitationRequest| async move {
-            ElicitationResponse::Accept(request.defaults())
-        })
+        .mcp_options(
+            ConnectOptions::new().elicitation(|request: ElicitationRequest| async move {
+                ElicitationResponse::Accept(request.defaults())
+            }),
+        )
         .build()
         .unwrap();
     agent.ready().await.unwrap();

@@ -1,4 +1,5 @@
 mod fixture;
+mod mcp_agent_options;
 mod mcp_config;
 mod mcp_elicitation;
 mod mcp_errors;

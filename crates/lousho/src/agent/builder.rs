@@ -34,9 +34,7 @@ pub struct AgentBuilder {
     #[cfg(feature = "mcp-client")]
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp-client")]
-    mcp_tokens: Option<Arc<dyn crate::mcp::oauth::TokenStore>>,
-    #[cfg(feature = "mcp-client")]
-    mcp_elicitation: Option<Arc<dyn crate::mcp::client::ElicitationHandler>>,
+    mcp_options: crate::mcp::ConnectOptions,
 }
 
 impl AgentBuilder {
@@ -85,9 +83,10 @@ impl AgentBuilder {
         self
     }
 
-    /// Adds an MCP server under `name`; its tools appear as `<name>__<tool>`.
-    /// Servers connect on [`Agent::ready`] or the first run, all in parallel,
-    /// and [`Agent::close`] stops them (a later run reconnects).
+    /// Adds an MCP server under `name`; its tools appear as `<name>__<tool>`
+    /// (or as set by [`mcp_options`](Self::mcp_options)). Servers connect on
+    /// [`Agent::ready`] or the first run, all in parallel, and
+    /// [`Agent::close`] stops them (a later run reconnects).
     #[cfg(feature = "mcp-client")]
     pub fn mcp_server(mut self, name: impl Into<String>, server: crate::mcp::McpServer) -> Self {
         self.mcp_servers.insert(name.into(), server);
@@ -106,19 +105,31 @@ impl AgentBuilder {
         self
     }
 
-    /// The token store of MCP servers with `oauth` (see
-    /// [`oauth`](crate::mcp::oauth)); required when any of them has `oauth`.
+    /// How the agent's own MCP servers ([`mcp_server`](Self::mcp_server))
+    /// connect, the options [`connect_mcp`](crate::mcp::connect_mcp) takes:
+    /// tool naming (`mcp__<server>__<tool>` with
+    /// [`ToolNaming::McpPrefixed`](crate::mcp::ToolNaming::McpPrefixed)),
+    /// `lazy`, `on_error` (with [`OnError::Skip`](crate::mcp::OnError::Skip)
+    /// a server that cannot connect is left out of the run with a warning and
+    /// tried again on the next one), the OAuth token store and the
+    /// elicitation handler. Replaces earlier options.
+    ///
+    /// ```
+    /// use lousho::Agent;
+    /// use lousho::mcp::{ConnectOptions, OnError, ToolNaming};
+    /// let agent = Agent::builder()
+    ///     .model("test")
+    ///     .mcp_options(
+    ///         ConnectOptions::new()
+    ///             .naming(ToolNaming::McpPrefixed)
+    ///             .on_error(OnError::Skip),
+    ///     )
+    ///     .build()?;
+    /// # Ok::<(), lousho::BuildError>(())
+    /// ```
     #[cfg(feature = "mcp-client")]
-    pub fn mcp_tokens(mut self, tokens: Arc<dyn crate::mcp::oauth::TokenStore>) -> Self {
-        self.mcp_tokens = Some(tokens);
-        self
-    }
-
-    /// Answers the MCP servers' elicitation requests (and declares the
-    /// capability); see [`ConnectOptions::elicitation`](crate::mcp::ConnectOptions::elicitation).
-    #[cfg(feature = "mcp-client")]
-    pub fn mcp_elicitation(mut self, handler: impl crate::mcp::client::ElicitationHandler) -> Self {
-        self.mcp_elicitation = Some(Arc::new(handler));
+    pub fn mcp_options(mut self, options: crate::mcp::ConnectOptions) -> Self {
+        self.mcp_options = options;
         self
     }
 
@@ -204,12 +215,7 @@ impl AgentBuilder {
         let mut sources = self.sources;
         #[cfg(feature = "mcp-client")]
         if !self.mcp_servers.is_empty() {
-            let mut options = crate::mcp::ConnectOptions::default();
-            if let Some(tokens) = self.mcp_tokens {
-                options = options.tokens(tokens);
-            }
-            options.elicitation = self.mcp_elicitation;
-            let client = crate::mcp::McpClient::new(self.mcp_servers, options);
+            let client = crate::mcp::McpClient::new(self.mcp_servers, self.mcp_options);
             sources.push(Arc::new(client));
         }
         Ok(Agent {

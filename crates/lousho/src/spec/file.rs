@@ -33,6 +33,8 @@ pub(crate) struct SpecFile {
     pub max_turns: Option<usize>,
     /// MCP servers by name, or the path of a Claude-style `.mcp.json` (relative to this file).
     pub mcp_servers: Option<McpServersField>,
+    /// How the `mcpServers` connect and name their tools.
+    pub mcp: Option<McpOptionsFile>,
     /// Permission rules, checked before each tool's approval policy.
     pub permissions: Option<PermissionsFile>,
     /// How `lousho mcp` serves the agent.
@@ -225,6 +227,41 @@ enum SigningAlgorithmKind {
     RS256,
     RS384,
     RS512,
+}
+
+/// `mcp: { naming, lazy, onError }`: the options of `connect_mcp`, for the
+/// agent's own `mcpServers`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "McpOptions")]
+#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+pub(crate) struct McpOptionsFile {
+    /// Tool names: `prefixed` (`<server>__<tool>`, the default) or `mcp` (`mcp__<server>__<tool>`).
+    pub naming: Option<NamingFile>,
+    /// After `close()` or a dropped connection, the next tool call reconnects (default true); with false that call fails instead.
+    pub lazy: Option<bool>,
+    /// A server that cannot connect: `throw` fails the run (default); `skip` leaves it out with a warning (and tries it again on the next run).
+    pub on_error: Option<OnErrorFile>,
+}
+
+/// `prefixed` (`<server>__<tool>`) or `mcp` (`mcp__<server>__<tool>`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "ToolNaming")]
+#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+pub(crate) enum NamingFile {
+    Prefixed,
+    Mcp,
+}
+
+/// `throw` or `skip`.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "OnError")]
+#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+pub(crate) enum OnErrorFile {
+    Throw,
+    Skip,
 }
 
 /// `permissions: { rules: [...] }`.

@@ -8,11 +8,12 @@ use crate::spec::locate::line_of_key;
 use std::path::Path;
 #[cfg(feature = "mcp-client")]
 use {
+    super::file::{McpOptionsFile, NamingFile, OnErrorFile},
     super::interpolate::interpolate,
     super::join_clean,
     super::read::{ReadError, read_bounded},
-    crate::mcp::McpServers,
     crate::mcp::client::{McpTransport, servers_from_value},
+    crate::mcp::{ConnectOptions, McpServers, OnError, ToolNaming},
 };
 
 impl SpecLoader {
@@ -152,4 +153,26 @@ fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
         }
     }
     servers
+}
+
+/// The `mcp:` section as [`ConnectOptions`] (unset keys keep the defaults).
+#[cfg(feature = "mcp-client")]
+pub(super) fn connect_options(file: McpOptionsFile) -> ConnectOptions {
+    let mut options = ConnectOptions::new();
+    if let Some(naming) = file.naming {
+        options = options.naming(match naming {
+            NamingFile::Prefixed => ToolNaming::Prefixed,
+            NamingFile::Mcp => ToolNaming::McpPrefixed,
+        });
+    }
+    if let Some(lazy) = file.lazy {
+        options = options.lazy(lazy);
+    }
+    if let Some(on_error) = file.on_error {
+        options = options.on_error(match on_error {
+            OnErrorFile::Throw => OnError::Throw,
+            OnErrorFile::Skip => OnError::Skip,
+        });
+    }
+    options
 }

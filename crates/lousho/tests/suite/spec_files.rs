@@ -231,3 +231,27 @@ fn oauth_keys_are_in_the_schema_and_a_key_file_resolves_from_the_spec() {
     let err = bad.unwrap_err().to_string();
     assert!(err.contains("needs `clientSecret`"), "{err}");
 }
+
+#[test]
+fn the_mcp_section_sets_naming_lazy_and_on_error() {
+    use lousho::mcp::{OnError, ToolNaming};
+    let parse = |text: &str| SpecLoader::new().without_env().parse(text, "agent.yaml");
+    let spec = parse("model: test\nmcp:\n  naming: mcp\n  lazy: false\n  onError: skip\n").unwrap();
+    assert_eq!(spec.mcp_options.naming, ToolNaming::McpPrefixed);
+    assert!(!spec.mcp_options.lazy);
+    assert_eq!(spec.mcp_options.on_error, OnError::Skip);
+    // Unset keys keep connect_mcp's defaults.
+    let spec = parse("model: test\nmcp:\n  naming: prefixed\n").unwrap();
+    assert_eq!(spec.mcp_options.naming, ToolNaming::Prefixed);
+    assert!(spec.mcp_options.lazy);
+    assert_eq!(spec.mcp_options.on_error, OnError::Throw);
+    let spec = parse("model: test\n").unwrap();
+    assert_eq!(spec.mcp_options.naming, ToolNaming::Prefixed);
+    // A wrong value or key names the key and its line.
+    let err = parse("model: test\nmcp:\n  onError: ignore\n").unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    assert!(err.to_string().contains("skip"), "{err}");
+    let err = parse("model: test\nmcp:\n  onerror: skip\n").unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    assert!(err.to_string().contains("onError"), "{err}");
+}

@@ -304,13 +304,19 @@ impl McpClient {
 
     /// Connects every server that is not connected, in parallel; the first
     /// failure (in name order) is returned after all attempts finished.
+    /// With [`OnError::Skip`] a server that cannot connect is left out
+    /// instead (a `tracing` warning; its status says `Failed`), and the
+    /// next `connect_all` (an agent's next run) tries it again.
     pub async fn connect_all(&self) -> Result<(), McpError> {
         let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
         let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
-        for r in results {
+        for (conn, r) in conns.iter().zip(results) {
             match r {
                 // Not signed in: no tools from that server; the rest keeps working.
                 Err(McpError::NeedsAuth { .. }) | Ok(_) => {}
+                Err(e) if self.inner.options.on_error == OnError::Skip => {
+                    tracing::warn!(server = %conn.name(), error = %e, "skipping an MCP server that could not connect");
+                }
                 Err(e) => return Err(e),
             }
         }

@@ -5,7 +5,7 @@ mod chain;
 use crate::approve;
 use crate::progress::Spinner;
 use crate::servers::Servers;
-use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
+use lousho::mcp::{McpClient, McpError, ServerStatus};
 use lousho::spec::{AgentSpec, SpecLoader};
 use lousho::{Agent, ModelError};
 use std::path::Path;

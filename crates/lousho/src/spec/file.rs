@@ -34,6 +34,7 @@ pub(crate) struct SpecFile {
     /// MCP servers by name, or the path of a Claude-style `.mcp.json` (relative to this file).
     pub mcp_servers: Option<McpServersField>,
     /// How the `mcpServers` connect and name their tools.
+    #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
     pub mcp: Option<McpOptionsFile>,
     /// Permission rules, checked before each tool's approval policy.
     pub permissions: Option<PermissionsFile>,
@@ -234,7 +235,7 @@ enum SigningAlgorithmKind {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "McpOptions")]
-#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+#[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
 pub(crate) struct McpOptionsFile {
     /// Tool names: `prefixed` (`<server>__<tool>`, the default) or `mcp` (`mcp__<server>__<tool>`).
     pub naming: Option<NamingFile>,
@@ -248,7 +249,7 @@ pub(crate) struct McpOptionsFile {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(rename = "ToolNaming")]
-#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+#[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
 pub(crate) enum NamingFile {
     Prefixed,
     Mcp,
@@ -258,7 +259,7 @@ pub(crate) enum NamingFile {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[schemars(rename = "OnError")]
-#[cfg_attr(not(feature = "mcp-client"), expect(dead_code))]
+#[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
 pub(crate) enum OnErrorFile {
     Throw,
     Skip,

@@ -42,6 +42,25 @@ fn setup() -> (tempfile::TempDir, String) {
 
 /// Processes whose process group is `pgid` (from /proc), zombies included.
 fn group_members(pgid: u32) -> Vec<u32> {
+    processes_where(2, pgid)
+}
+
+/// Processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    processes_where(1, pid)
+}
+
+/// Whether `pid` still runs (gone or a zombie: no).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// Processes whose stat field `index` (counting from the state, 0) is `value`.
+fn processes_where(index: usize, value: u32) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -55,7 +74,7 @@ fn group_members(pgid: u32) -> Vec<u32> {
             .rsplit_once(')')
             .map(|(_, rest)| rest.split_whitespace().collect())
             .unwrap_or_default();
-        if fields.get(2).and_then(|p| p.parse::<u32>().ok()) == Some(pgid) {
+        if fields.get(index).and_then(|p| p.parse::<u32>().ok()) == Some(value) {
             found.push(pid);
         }
     }
@@ -120,6 +139,9 @@ fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: Option
         group_members(pgid)
     );
 
+    // The real lousho under the supervisor (Linux): after SIGKILL of the
+    // supervisor, it is the one that closes the servers.
+    let inner = children_of(child.id());
     send(&child, signal);
     let mut status = None;
     wait_until(Duration::from_secs(20), || {
@@ -130,6 +152,15 @@ fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: Option
         let _ = child.kill();
         panic!("{args:?}: lousho did not exit after SIG{signal}");
     };
+    if code.is_none() {
+        let closed = wait_until(Duration::from_secs(30), || {
+            !inner.iter().any(|p| running(*p))
+        });
+        assert!(
+            closed,
+            "{args:?}: the supervised lousho {inner:?} did not exit"
+        );
+    }
     let gone = wait_until(Duration::from_secs(2), || group_members(pgid).is_empty());
     let left = group_members(pgid);
     if !gone {

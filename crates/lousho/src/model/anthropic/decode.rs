@@ -6,8 +6,105 @@ use super::error::in_stream;
 use crate::model::provider::http::{StreamDecoder, truncate};
 use crate::model::provider::sse::SseEvent;
 use crate::model::{FinishReason, ModelError, ModelEvent, ToolCall, Usage};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
+
+/// One stream event, by its `type`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StreamEvent {
+    MessageStart {
+        #[serde(default)]
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: u64,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: u64,
+        delta: BlockDelta,
+    },
+    ContentBlockStop {
+        index: u64,
+    },
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Error {
+        #[serde(default)]
+        error: Value,
+    },
+    /// `ping`, and event types added after this version.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize, Default)]
+struct MessageStart {
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    /// Thinking, server tools and block types this version does not know.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockDelta {
+    TextDelta {
+        #[serde(default)]
+        text: String,
+    },
+    InputJsonDelta {
+        #[serde(default)]
+        partial_json: String,
+    },
+    /// Thinking, signature and citation deltas.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize, Default)]
+struct MessageDelta {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+/// Token counts; `message_delta`'s `output_tokens` is cumulative.
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
 
 #[derive(Clone)]
 enum Block {
@@ -48,28 +145,20 @@ impl Decoder {
         }
     }
 
-    fn index(&self, data: &Value) -> Result<u64, ModelError> {
-        data.get("index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| self.invalid("a content block event has no index".into()))
-    }
-
-    fn read_usage(&mut self, usage: &Value) {
-        let n = |k: &str| usage.get(k).and_then(Value::as_u64);
+    fn read_usage(&mut self, usage: &WireUsage) {
         // Input = uncached + cache writes + cache reads.
         let input = [
-            "input_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
         ]
-        .iter()
-        .filter_map(|k| n(k))
+        .into_iter()
+        .flatten()
         .reduce(|a, b| a + b);
         if let Some(input) = input {
             self.usage.input_tokens = self.usage.input_tokens.max(input);
         }
-        // message_delta's output_tokens is cumulative.
-        if let Some(output) = n("output_tokens") {
+        if let Some(output) = usage.output_tokens {
             self.usage.output_tokens = self.usage.output_tokens.max(output);
         }
     }
@@ -91,79 +180,49 @@ impl StreamDecoder for Decoder {
         event: SseEvent,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<bool, ModelError> {
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+        let parsed: StreamEvent = serde_json::from_str(&event.data).map_err(|e| {
             self.invalid(format!(
                 "cannot parse a stream event ({e}): {}",
                 truncate(&event.data, 200)
             ))
         })?;
-        let kind = data
-            .get("type")
-            .and_then(Value::as_str)
-            .or(event.event.as_deref())
-            .unwrap_or_default()
-            .to_owned();
-        match kind.as_str() {
-            "message_start" => {
-                if let Some(usage) = data.pointer("/message/usage") {
+        match parsed {
+            StreamEvent::MessageStart { message } => {
+                if let Some(usage) = &message.usage {
                     self.read_usage(usage);
                 }
             }
-            "content_block_start" => {
-                let index = self.index(&data)?;
-                let block = data.get("content_block").cloned().unwrap_or(Value::Null);
-                let b = match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        if let Some(t) = block
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .filter(|t| !t.is_empty())
-                        {
-                            out.push_back(ModelEvent::TextDelta(t.to_owned()));
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let block = match content_block {
+                    ContentBlock::Text { text } => {
+                        if !text.is_empty() {
+                            out.push_back(ModelEvent::TextDelta(text));
                         }
                         Block::Text
                     }
-                    Some("tool_use") => Block::ToolUse {
-                        id: block
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        name: block
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                        input: block.get("input").cloned().unwrap_or(Value::Null),
+                    ContentBlock::ToolUse { id, name, input } => Block::ToolUse {
+                        id,
+                        name,
+                        input,
                         json: String::new(),
                     },
-                    _ => Block::Other,
+                    ContentBlock::Other => Block::Other,
                 };
-                self.blocks.insert(index, b);
+                self.blocks.insert(index, block);
             }
-            "content_block_delta" => {
-                let index = self.index(&data)?;
-                let delta = data.get("delta").cloned().unwrap_or(Value::Null);
-                match (
-                    self.blocks.get_mut(&index),
-                    delta.get("type").and_then(Value::as_str),
-                ) {
-                    (Some(Block::Text), Some("text_delta")) => {
-                        if let Some(t) = delta
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .filter(|t| !t.is_empty())
-                        {
-                            out.push_back(ModelEvent::TextDelta(t.to_owned()));
-                        }
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                match (self.blocks.get_mut(&index), delta) {
+                    (Some(Block::Text), BlockDelta::TextDelta { text }) if !text.is_empty() => {
+                        out.push_back(ModelEvent::TextDelta(text));
                     }
-                    (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(
-                            delta
-                                .get("partial_json")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default(),
-                        );
+                    (
+                        Some(Block::ToolUse { json, .. }),
+                        BlockDelta::InputJsonDelta { partial_json },
+                    ) => {
+                        json.push_str(&partial_json);
                     }
                     (None, _) => {
                         return Err(self.invalid(format!(
@@ -173,8 +232,7 @@ impl StreamDecoder for Decoder {
                     _ => {} // thinking, signature and citation deltas
                 }
             }
-            "content_block_stop" => {
-                let index = self.index(&data)?;
+            StreamEvent::ContentBlockStop { index } => {
                 if let Some(Block::ToolUse {
                     id,
                     name,
@@ -204,23 +262,23 @@ impl StreamDecoder for Decoder {
                     }));
                 }
             }
-            "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.finish = Some(stop_reason(reason));
+            StreamEvent::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.finish = Some(stop_reason(&reason));
                 }
-                if let Some(usage) = data.get("usage") {
+                if let Some(usage) = &usage {
                     self.read_usage(usage);
                 }
             }
-            "message_stop" => {
+            StreamEvent::MessageStop => {
                 out.push_back(ModelEvent::Usage(self.usage));
                 out.push_back(ModelEvent::Finished(
                     self.finish.take().unwrap_or(FinishReason::Stop),
                 ));
                 return Ok(true);
             }
-            "error" => return Err(in_stream(&self.provider, &data)),
-            _ => {} // ping, and event types added after this version
+            StreamEvent::Error { error } => return Err(in_stream(&self.provider, &error)),
+            StreamEvent::Other => {}
         }
         Ok(false)
     }
@@ -230,5 +288,63 @@ impl StreamDecoder for Decoder {
             provider: self.provider.clone(),
             source: "the connection closed before `message_stop`".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(lines: &[&str]) -> Result<Vec<ModelEvent>, ModelError> {
+        let mut decoder = Decoder::new("anthropic".into());
+        let mut out = VecDeque::new();
+        for data in lines {
+            let event = SseEvent {
+                event: None,
+                data: (*data).to_owned(),
+            };
+            if decoder.event(event, &mut out)? {
+                break;
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    #[test]
+    fn typed_events_skip_what_this_version_does_not_know() {
+        let events = decode(&[
+            r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"cache_read_input_tokens":4}}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t1","name":"look","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"q\":"}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"1}"}}"#,
+            r#"{"type":"content_block_stop","index":2}"#,
+            r#"{"type":"some_future_event","x":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ])
+        .unwrap();
+        assert!(matches!(&events[0], ModelEvent::TextDelta(t) if t == "Hi"));
+        assert!(
+            matches!(&events[1], ModelEvent::ToolCall(c) if c.name == "look" && c.arguments == serde_json::json!({"q": 1}))
+        );
+        assert!(
+            matches!(&events[2], ModelEvent::Usage(u) if u.input_tokens == 7 && u.output_tokens == 9)
+        );
+        assert!(matches!(
+            &events[3],
+            ModelEvent::Finished(FinishReason::ToolCalls)
+        ));
+        assert_eq!(events.len(), 4);
+
+        let err =
+            decode(&[r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}"#])
+                .unwrap_err();
+        assert!(err.to_string().contains("index"), "{err}");
     }
 }

@@ -67,9 +67,8 @@ pub(super) fn classify(
 }
 
 /// An `error` event in the stream (e.g. `overloaded_error` after the 200).
-pub(super) fn in_stream(provider: &str, data: &Value) -> ModelError {
-    let error = data.get("error").cloned().unwrap_or(Value::Null);
-    let (kind, message) = parts(&error, &data.to_string());
+pub(super) fn in_stream(provider: &str, error: &Value) -> ModelError {
+    let (kind, message) = parts(error, &error.to_string());
     let status = match kind.as_str() {
         "invalid_request_error" => 400,
         "authentication_error" => 401,

@@ -14,6 +14,7 @@ mod builtins_todo;
 mod mcp_serve;
 mod model_errors;
 mod models;
+mod module_cycles;
 mod permissions;
 mod providers_anthropic;
 mod providers_common;

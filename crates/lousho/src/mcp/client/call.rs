@@ -1,10 +1,8 @@
-//! One `tools/call`: our timeout (restarted by progress), cancellation sent
-//! as `notifications/cancelled`, and every failure turned into an error
-//! result the model sees.
+//! One `tools/call` on a peer — the stateless protocol step: our timeout
+//! (restarted by progress), cancellation sent as `notifications/cancelled`,
+//! and every failure put in words the model sees. Reconnects and OAuth
+//! retries belong to the connection ([`ManagedCalls`]).
 
-use super::connection::Connection;
-use super::error::McpError;
-use super::oauth::{MAX_AUTHORIZATIONS, answer_call_challenge, challenge_of};
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
@@ -17,12 +15,25 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Weak;
 use std::time::Duration;
 
+/// A server whose calls go through a managed connection (which connects,
+/// reconnects and answers OAuth challenges itself).
+#[async_trait::async_trait]
+pub(crate) trait ManagedCalls: Send + Sync {
+    /// Calls `tool`; failures come back as error results naming the server.
+    async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
 /// Where a tool's calls go.
 #[derive(Clone)]
 pub(crate) enum CallTarget {
     /// A server we connect (and reconnect) ourselves. Weak: the
     /// [`McpClient`](super::McpClient) owns its connections (and their processes).
-    Managed(Weak<Connection>),
+    Managed(Weak<dyn ManagedCalls>),
     /// A client the user connected (`load_mcp_tools`).
     Peer {
         peer: Peer<RoleClient>,
@@ -41,128 +52,57 @@ pub(crate) async fn call_remote(
 ) -> Result<ToolOutput, ToolError> {
     match target {
         CallTarget::Peer { peer, timeout } => {
-            match call_on(peer, tool, arguments, *timeout, ctx, None).await {
-                Ok(out) => Ok(out),
-                Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
-                Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
-                ))),
-                Err(CallFailure::Service(e)) => Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: tool `{tool}` failed: {}",
-                    describe(&e, *timeout)
-                ))),
-            }
+            let outcome = call_on(peer, tool, arguments, *timeout, ctx, None).await;
+            outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
-        CallTarget::Managed(conn) => {
-            let Some(conn) = conn.upgrade() else {
-                return Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
-                )));
-            };
-            let live = match conn.live_for_call().await {
-                Ok(live) => live,
-                Err(e) => return Ok(ToolOutput::error(e.to_string())),
-            };
-            let timeout = conn.call_timeout();
-            match call_on(
-                live.peer(),
-                tool,
-                arguments.clone(),
-                timeout,
-                ctx,
-                live.noise.as_ref(),
-            )
-            .await
-            {
-                Ok(out) => {
-                    // A tool that changed the server's tool list: let the new
-                    // list land before the model's next turn.
-                    live.wait_for_tool_refresh().await;
-                    Ok(out)
-                }
-                Err(CallFailure::Cancelled) => Err(ToolError::Cancelled),
-                Err(CallFailure::Oversize) => Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
-                ))),
-                Err(CallFailure::Service(e))
-                    if conn.oauth().is_some() && challenge_of(&e).is_some() =>
-                {
-                    retry_after_challenge(&conn, server, tool, arguments, ctx, e).await
-                }
-                Err(CallFailure::Service(e)) => {
-                    if matches!(
-                        e,
-                        ServiceError::TransportClosed | ServiceError::TransportSend(_)
-                    ) {
-                        live.mark_broken(&e.to_string());
-                    }
-                    let mut message = format!(
-                        "MCP server `{server}`: tool `{tool}` failed: {}",
-                        describe(&e, timeout)
-                    );
-                    if let Some(note) = live.diagnostics() {
-                        message.push('\n');
-                        message.push_str(&note);
-                    }
-                    Ok(ToolOutput::error(message))
-                }
-            }
-        }
+        CallTarget::Managed(conn) => match conn.upgrade() {
+            Some(conn) => conn.call_tool(tool, arguments, ctx).await,
+            None => Ok(ToolOutput::error(format!(
+                "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
+            ))),
+        },
     }
 }
 
-/// A call of an `oauth` server hit a 401 (refresh failed) or a 403
-/// `insufficient_scope`: sign in or step up when possible (at most
-/// [`MAX_AUTHORIZATIONS`] times) and call again; otherwise an error result
-/// telling the operator to sign in (the status becomes `NeedsAuth`).
-async fn retry_after_challenge(
-    conn: &Connection,
-    server: &str,
-    tool: &str,
-    arguments: serde_json::Map<String, serde_json::Value>,
-    ctx: &ToolContext,
-    mut error: ServiceError,
-) -> Result<ToolOutput, ToolError> {
-    for attempt in 1..=MAX_AUTHORIZATIONS + 1 {
-        if let Some(output) = answer_call_challenge(conn, server, &error, attempt).await {
-            return Ok(output);
-        }
-        let live = match conn.live_for_call().await {
-            Ok(live) => live,
-            Err(e) => return Ok(ToolOutput::error(e.to_string())),
-        };
-        let timeout = conn.call_timeout();
-        match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, None).await {
-            Ok(out) => return Ok(out),
-            Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
-            Err(CallFailure::Service(e)) => {
-                return Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: tool `{tool}` failed: {}",
-                    describe(&e, timeout)
-                )));
-            }
-            Err(CallFailure::Cancelled) => return Err(ToolError::Cancelled),
-            Err(CallFailure::Oversize) => {
-                return Ok(ToolOutput::error(format!(
-                    "MCP server `{server}`: tool `{tool}` failed: {OVERSIZE_MESSAGE}"
-                )));
-            }
-        }
-    }
-    Ok(ToolOutput::error(
-        McpError::NeedsAuth {
-            server: server.to_owned(),
-        }
-        .to_string(),
-    ))
-}
-
-enum CallFailure {
+/// Why a call did not return a result.
+pub(crate) enum CallFailure {
     Cancelled,
     Service(ServiceError),
     /// A message over the stdio limit was dropped; it may have been this
     /// call's result.
     Oversize,
+}
+
+impl CallFailure {
+    /// The error result the model sees (`Err` only for a cancelled call),
+    /// with the server's diagnostics (stderr tail, stdout noise) appended.
+    pub(crate) fn into_output(
+        self,
+        server: &str,
+        tool: &str,
+        timeout: Duration,
+        diagnostics: Option<String>,
+    ) -> Result<ToolOutput, ToolError> {
+        let reason = match self {
+            CallFailure::Cancelled => return Err(ToolError::Cancelled),
+            CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
+            CallFailure::Service(e) => describe(&e, timeout),
+        };
+        let mut message = format!("MCP server `{server}`: tool `{tool}` failed: {reason}");
+        if let Some(note) = diagnostics {
+            message.push('\n');
+            message.push_str(&note);
+        }
+        Ok(ToolOutput::error(message))
+    }
+
+    /// Whether the connection is gone (the next call must reconnect).
+    pub(crate) fn is_disconnect(&self) -> bool {
+        matches!(
+            self,
+            CallFailure::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_))
+        )
+    }
 }
 
 /// Resolves when the server sends a message over the stdio limit (never
@@ -217,7 +157,7 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn call_on(
+pub(crate) async fn call_on(
     peer: &Peer<RoleClient>,
     tool: &str,
     arguments: serde_json::Map<String, serde_json::Value>,

@@ -228,7 +228,11 @@ impl McpClient {
             .into_iter()
             .map(|(name, entry)| {
                 let name = name.into();
-                let oauth = OAuthLink::for_entry(&entry, &options);
+                let oauth = OAuthLink::for_entry(
+                    &entry,
+                    options.tokens.clone(),
+                    options.authorizer.clone(),
+                );
                 let conn = Connection::new(
                     name.clone(),
                     entry,

@@ -9,7 +9,7 @@ use super::handler::Handler;
 use super::http;
 use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
-use super::oauth::{OAuthLink, serve_oauth};
+use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::process::{SpawnError, StdioProcess};
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
 use super::tool::McpTool;
@@ -22,6 +22,8 @@ use rmcp::service::ClientLifecycleMode;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
+
+mod tool_calls;
 
 /// The biggest single stdio message accepted (rmcp's default, stated).
 const MAX_STDIO_MESSAGE: usize = 16 * 1024 * 1024;
@@ -108,11 +110,6 @@ impl Connection {
     /// An `oauth` entry without a token store.
     pub(crate) fn needs_token_store(&self) -> bool {
         self.oauth.as_ref().is_some_and(|l| !l.has_store())
-    }
-
-    /// The OAuth credentials, for `oauth` entries.
-    pub(crate) fn oauth(&self) -> Option<&OAuthLink> {
-        self.oauth.as_ref()
     }
 
     /// The grant stopped working (refresh failed, token rejected): the status
@@ -385,9 +382,9 @@ impl Connection {
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
                 let (served, standalone) = match &self.oauth {
-                    Some(link) => {
-                        serve_oauth(&self.name, link, config, &handler, lifecycle, timeout).await?
-                    }
+                    Some(link) => serve_oauth(link, config, &handler, lifecycle, timeout)
+                        .await
+                        .map_err(|e| self.link_error(e, &url))?,
                     None => {
                         let (transport, standalone) =
                             http::transport(config).map_err(|e| McpError::Http {
@@ -497,7 +494,7 @@ impl Connection {
                 &self.name,
                 t,
                 &self.entry.approval,
-                CallTarget::Managed(self.this.clone()),
+                CallTarget::Managed(self.this.clone() as Weak<dyn super::call::ManagedCalls>),
             )));
         }
         Ok(out)
@@ -574,6 +571,24 @@ impl Connection {
                 }
             }
         }));
+    }
+}
+
+impl Connection {
+    /// Why an `oauth` entry could not connect, as an [`McpError`].
+    fn link_error(&self, e: LinkError, url: &str) -> McpError {
+        let server = self.name.clone();
+        match e {
+            LinkError::NoStore => McpError::TokensRequired { server },
+            LinkError::NeedsAuth => McpError::NeedsAuth { server },
+            LinkError::Failed(error) => McpError::OAuth { server, error },
+            LinkError::Setup(e) => McpError::Http {
+                server,
+                url: url.to_owned(),
+                status: None,
+                source: Arc::new(e),
+            },
+        }
     }
 }
 

@@ -45,8 +45,8 @@ pub use flow::Authorizer;
 pub use loopback::LOGIN_TIMEOUT;
 pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore, TokenStoreError};
 
-pub(crate) use glue::{answer_call_challenge, serve_oauth};
-pub(crate) use link::{MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
+pub(crate) use glue::serve_oauth;
+pub(crate) use link::{LinkError, MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
 
 use crate::mcp::client::config::{McpServer, OAuthGrant};
 use std::sync::Arc;

@@ -1,18 +1,13 @@
-//! Where a connection meets OAuth: the handshake with the stored grant (and
-//! sign-in or step-up on a challenge), and a tool call's 401/403.
+//! The handshake of an `oauth` entry on its link: with the stored grant,
+//! and sign-in or step-up when the server challenges. It knows nothing of
+//! connections; the connection turns a [`LinkError`] into an `McpError`.
 
-use super::link::{LinkError, MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
-use crate::mcp::client::config::{HttpTransport, McpServer, McpTransport};
-use crate::mcp::client::connect::ConnectOptions;
-use crate::mcp::client::connection::Connection;
-use crate::mcp::client::error::McpError;
+use super::link::{LinkError, OAuthLink, challenge_of};
+use crate::mcp::client::config::HttpTransport;
 use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
-use crate::tool::ToolOutput;
 use rmcp::ClientServiceExt;
-use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService, ServiceError,
-};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
 use std::time::Duration;
 
 /// The outcome of a handshake attempt (as the plain HTTP path has it).
@@ -21,52 +16,20 @@ pub(crate) type Served = Result<
     tokio::time::error::Elapsed,
 >;
 
-impl OAuthLink {
-    /// The link of an `oauth` HTTP entry.
-    pub(crate) fn for_entry(entry: &McpServer, options: &ConnectOptions) -> Option<Self> {
-        match (&entry.transport, &entry.oauth) {
-            (McpTransport::Http(http), Some(settings)) => Some(Self::new(
-                http.url.clone(),
-                settings.clone(),
-                options.tokens.clone(),
-                options.authorizer.clone(),
-            )),
-            _ => None,
-        }
-    }
-}
-
 /// The handshake of an `oauth` entry: with the stored grant; when the server
 /// challenges and an authorizer is set, sign in (or step up) and try again.
 pub(crate) async fn serve_oauth(
-    server: &str,
     link: &OAuthLink,
     config: &HttpTransport,
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
     timeout: Duration,
-) -> Result<(Served, http::StandaloneStream), McpError> {
+) -> Result<(Served, http::StandaloneStream), LinkError> {
     link.reset_attempts();
     loop {
-        let client = link.client().await.map_err(|e| match e {
-            LinkError::NoStore => McpError::TokensRequired {
-                server: server.to_owned(),
-            },
-            LinkError::NeedsAuth => McpError::NeedsAuth {
-                server: server.to_owned(),
-            },
-            LinkError::Failed(error) => McpError::OAuth {
-                server: server.to_owned(),
-                error,
-            },
-        })?;
+        let client = link.client().await?;
         let (transport, standalone) =
-            http::auth_transport(config, client).map_err(|e| McpError::Http {
-                server: server.to_owned(),
-                url: http::display_url(&config.url),
-                status: None,
-                source: std::sync::Arc::new(e),
-            })?;
+            http::auth_transport(config, client).map_err(LinkError::Setup)?;
         let served = tokio::time::timeout(
             timeout,
             handler
@@ -100,55 +63,9 @@ pub(crate) async fn serve_oauth(
             Ok(true) => {}
             Ok(false) => {
                 link.reset().await;
-                return Err(McpError::NeedsAuth {
-                    server: server.to_owned(),
-                });
+                return Err(LinkError::NeedsAuth);
             }
-            Err(error) => {
-                return Err(McpError::OAuth {
-                    server: server.to_owned(),
-                    error,
-                });
-            }
+            Err(error) => return Err(LinkError::Failed(error)),
         }
-    }
-}
-
-/// A tool call hit a 401 (the grant is gone and refreshing failed) or a 403
-/// `insufficient_scope`. `None`: signed in or stepped up, call again;
-/// otherwise the error result for the model (the status becomes `NeedsAuth`
-/// when nobody can sign in).
-pub(crate) async fn answer_call_challenge(
-    conn: &Connection,
-    server: &str,
-    error: &ServiceError,
-    attempt: u32,
-) -> Option<ToolOutput> {
-    let (Some(link), Some(challenge)) = (conn.oauth(), challenge_of(error)) else {
-        return Some(ToolOutput::error(format!("MCP server `{server}`: {error}")));
-    };
-    let outcome = if attempt > MAX_AUTHORIZATIONS {
-        link.give_up()
-    } else {
-        link.answer_challenge(&challenge).await
-    };
-    match outcome {
-        Ok(true) => None,
-        Ok(false) => {
-            conn.mark_needs_auth().await;
-            Some(ToolOutput::error(
-                McpError::NeedsAuth {
-                    server: server.to_owned(),
-                }
-                .to_string(),
-            ))
-        }
-        Err(error) => Some(ToolOutput::error(
-            McpError::OAuth {
-                server: server.to_owned(),
-                error,
-            }
-            .to_string(),
-        )),
     }
 }

@@ -8,7 +8,8 @@ use super::error::OAuthError;
 use super::flow::{self, Authorizer};
 use super::machine::MachineGrant;
 use super::store::TokenStore;
-use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
+use crate::mcp::client::config::{McpServer, McpTransport, OAuthGrant, OAuthSettings};
+use crate::mcp::client::http::SetupError;
 use rmcp::transport::auth::AuthClient;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,6 +25,8 @@ pub(crate) enum LinkError {
     NeedsAuth,
     /// Discovery or the store failed.
     Failed(OAuthError),
+    /// The HTTP transport could not be set up.
+    Setup(SetupError),
 }
 
 pub(crate) struct OAuthLink {
@@ -38,6 +41,23 @@ pub(crate) struct OAuthLink {
 }
 
 impl OAuthLink {
+    /// The link of an `oauth` HTTP entry.
+    pub(crate) fn for_entry(
+        entry: &McpServer,
+        tokens: Option<Arc<dyn TokenStore>>,
+        authorizer: Option<Arc<dyn Authorizer>>,
+    ) -> Option<Self> {
+        match (&entry.transport, &entry.oauth) {
+            (McpTransport::Http(http), Some(settings)) => Some(Self::new(
+                http.url.clone(),
+                settings.clone(),
+                tokens,
+                authorizer,
+            )),
+            _ => None,
+        }
+    }
+
     pub(crate) fn new(
         url: String,
         settings: OAuthSettings,
@@ -176,6 +196,21 @@ impl OAuthLink {
         }
         machine.ensure_token(true).await?;
         Ok(true)
+    }
+
+    /// A tool call's 401/403 challenge, on the call's `attempt`-th try:
+    /// true when the call should be made again (signed in, stepped up, a
+    /// fresh token), false when an operator must sign in.
+    pub(crate) async fn answer_call_challenge(
+        &self,
+        challenge: &str,
+        attempt: u32,
+    ) -> Result<bool, OAuthError> {
+        if attempt > MAX_AUTHORIZATIONS {
+            self.give_up()
+        } else {
+            self.answer_challenge(challenge).await
+        }
     }
 
     /// The attempts are used up: `Ok(false)` (the status becomes

@@ -1,0 +1,107 @@
+//! A tool call through a managed connection: connect or reconnect first,
+//! then the protocol step ([`call_on`]). A 401/403 challenge of an `oauth`
+//! server is answered on its OAuth link (sign in, step up, fetch a token)
+//! and the call made again, at most `MAX_AUTHORIZATIONS` times.
+
+use super::Connection;
+use crate::mcp::client::call::{CallFailure, ManagedCalls, call_on};
+use crate::mcp::client::error::McpError;
+use crate::mcp::client::oauth::{MAX_AUTHORIZATIONS, challenge_of};
+use crate::tool::{ToolContext, ToolError, ToolOutput};
+use rmcp::service::ServiceError;
+
+type Arguments = serde_json::Map<String, serde_json::Value>;
+
+#[async_trait::async_trait]
+impl ManagedCalls for Connection {
+    async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Arguments,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let live = match self.live_for_call().await {
+            Ok(live) => live,
+            Err(e) => return Ok(ToolOutput::error(e.to_string())),
+        };
+        let timeout = self.call_timeout();
+        let outcome = call_on(
+            live.peer(),
+            tool,
+            arguments.clone(),
+            timeout,
+            ctx,
+            live.noise.as_ref(),
+        )
+        .await;
+        match outcome {
+            Ok(out) => {
+                // A tool that changed the server's tool list: let the new
+                // list land before the model's next turn.
+                live.wait_for_tool_refresh().await;
+                Ok(out)
+            }
+            Err(CallFailure::Service(e)) if self.oauth.is_some() && challenge_of(&e).is_some() => {
+                self.retry_after_challenge(tool, arguments, ctx, e).await
+            }
+            Err(failure) => {
+                if let (true, CallFailure::Service(e)) = (failure.is_disconnect(), &failure) {
+                    live.mark_broken(&e.to_string());
+                }
+                failure.into_output(&self.name, tool, timeout, live.diagnostics())
+            }
+        }
+    }
+}
+
+impl Connection {
+    /// A call of an `oauth` server hit a 401 (refresh failed) or a 403
+    /// `insufficient_scope`: sign in or step up when possible and call
+    /// again; otherwise an error result telling the operator to sign in
+    /// (the status becomes `NeedsAuth`).
+    async fn retry_after_challenge(
+        &self,
+        tool: &str,
+        arguments: Arguments,
+        ctx: &ToolContext,
+        mut error: ServiceError,
+    ) -> Result<ToolOutput, ToolError> {
+        let server = &self.name;
+        for attempt in 1..=MAX_AUTHORIZATIONS + 1 {
+            let (Some(link), Some(challenge)) = (&self.oauth, challenge_of(&error)) else {
+                return Ok(ToolOutput::error(format!("MCP server `{server}`: {error}")));
+            };
+            match link.answer_call_challenge(&challenge, attempt).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.mark_needs_auth().await;
+                    let needs = McpError::NeedsAuth {
+                        server: server.clone(),
+                    };
+                    return Ok(ToolOutput::error(needs.to_string()));
+                }
+                Err(error) => {
+                    let failed = McpError::OAuth {
+                        server: server.clone(),
+                        error,
+                    };
+                    return Ok(ToolOutput::error(failed.to_string()));
+                }
+            }
+            let live = match self.live_for_call().await {
+                Ok(live) => live,
+                Err(e) => return Ok(ToolOutput::error(e.to_string())),
+            };
+            let timeout = self.call_timeout();
+            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, None).await {
+                Ok(out) => return Ok(out),
+                Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
+                Err(failure) => return failure.into_output(server, tool, timeout, None),
+            }
+        }
+        let needs = McpError::NeedsAuth {
+            server: server.clone(),
+        };
+        Ok(ToolOutput::error(needs.to_string()))
+    }
+}

@@ -131,6 +131,20 @@ pub struct McpArgs {
     /// environment variable (overrides the spec's serve.auth).
     #[arg(long, value_name = "VAR", requires = "http")]
     pub token_env: Option<String>,
+    /// Also accept requests for this `Host` (a name or host:port), e.g. the
+    /// server's public name; repeatable; adds to the spec's serve.allowedHosts.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    pub allow_hosts: Vec<String>,
+    /// The most HTTP connections open at once [default: 128, or serve.maxConnections].
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_connections: Option<usize>,
+    /// Close a connection whose request headers (or next request) take longer
+    /// [default: 10000, or serve.headerTimeoutMs].
+    #[arg(long, value_name = "MS", requires = "http")]
+    pub header_timeout_ms: Option<u64>,
+    /// Answer 408 to a request whose body takes longer [default: 30000, or serve.bodyTimeoutMs].
+    #[arg(long, value_name = "MS", requires = "http")]
+    pub body_timeout_ms: Option<u64>,
     /// Use this model instead of the spec's.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,

@@ -6,6 +6,32 @@ use lousho::ToolSet;
 use lousho::mcp::server::{Auth, HttpOptions, ServeOptions, serve_mcp};
 use lousho::spec::{SpecError, SpecErrorKind};
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// The HTTP settings: flags over the spec's `serve:` keys over the defaults.
+fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions {
+    let mut http = HttpOptions::new()
+        .host(args.host.clone())
+        .port(args.port)
+        .path(args.path.clone());
+    for host in serve.allowed_hosts.iter().chain(&args.allow_hosts) {
+        http = http.allow_host(host.clone());
+    }
+    if let Some(n) = args.max_connections.or(serve.max_connections) {
+        http = http.max_connections(n);
+    }
+    let ms = |v: Option<u64>| v.map(Duration::from_millis);
+    if let Some(t) = ms(args.header_timeout_ms).or(serve.header_timeout) {
+        http = http.header_timeout(t);
+    }
+    if let Some(t) = ms(args.body_timeout_ms).or(serve.body_timeout) {
+        http = http.body_timeout(t);
+    }
+    if let Some(n) = serve.max_body_bytes {
+        http = http.max_body_bytes(n);
+    }
+    http
+}
 
 /// Runs the command. Over stdio nothing but the protocol reaches stdout.
 #[allow(clippy::print_stderr)]
@@ -29,6 +55,9 @@ pub async fn run(
     let mut options = ServeOptions::new(agent.clone())
         .name(name.clone())
         .allow_approval_tools(spec.serve.allow_approval_tools);
+    if let Some(n) = spec.serve.max_line_bytes {
+        options = options.max_line_bytes(n);
+    }
     if let Some(description) = &spec.description {
         options = options.description(description.clone());
     }
@@ -62,17 +91,35 @@ pub async fn run(
         options = options.tools(direct);
     }
     if args.http {
-        options = options.http(
-            HttpOptions::new()
-                .host(args.host.clone())
-                .port(args.port)
-                .path(args.path.clone()),
-        );
+        options = options.http(http_options(&args, &spec.serve));
         let token = match &args.token_env {
-            Some(var) => Some(std::env::var(var).map_err(|_| {
-                anyhow::anyhow!("--token-env {var}: the environment variable `{var}` is not set")
-            })?),
-            None => spec.serve.bearer_token.clone(),
+            Some(var) => {
+                let token = std::env::var(var).map_err(|_| {
+                    anyhow::anyhow!(
+                        "--token-env {var}: the environment variable `{var}` is not set"
+                    )
+                })?;
+                if token.trim().is_empty() {
+                    anyhow::bail!(
+                        "--token-env {var}: the environment variable `{var}` is empty, so no client could call the server; set it to a secret token"
+                    );
+                }
+                Some(token)
+            }
+            None => {
+                if spec
+                    .serve
+                    .bearer_token
+                    .as_ref()
+                    .is_some_and(|t| t.trim().is_empty())
+                {
+                    anyhow::bail!(
+                        "{}: serve.auth.token is empty, so no client could call the server; set it to a secret token (e.g. \"${{TOKEN}}\" with TOKEN set)",
+                        spec.path.display()
+                    );
+                }
+                spec.serve.bearer_token.clone()
+            }
         };
         if let Some(token) = token {
             options = options.auth(Auth::bearer(token));

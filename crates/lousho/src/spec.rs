@@ -126,6 +126,19 @@ pub struct ServeSpec {
     pub bearer_token: Option<String>,
     /// Expose tools that need approval (they then run with no human gate).
     pub allow_approval_tools: bool,
+    /// HTTP: extra `Host` values to accept (`serve.allowedHosts`).
+    pub allowed_hosts: Vec<String>,
+    /// HTTP: the most connections open at once (`serve.maxConnections`).
+    pub max_connections: Option<usize>,
+    /// HTTP: the deadline for a request's headers and for idle connections
+    /// (`serve.headerTimeoutMs`).
+    pub header_timeout: Option<std::time::Duration>,
+    /// HTTP: the deadline for a request's body (`serve.bodyTimeoutMs`).
+    pub body_timeout: Option<std::time::Duration>,
+    /// HTTP: the largest request body accepted (`serve.maxBodyBytes`).
+    pub max_body_bytes: Option<usize>,
+    /// stdio: the longest message line accepted (`serve.maxLineBytes`).
+    pub max_line_bytes: Option<usize>,
 }
 
 impl fmt::Debug for ServeSpec {
@@ -137,6 +150,12 @@ impl fmt::Debug for ServeSpec {
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
             .field("allow_approval_tools", &self.allow_approval_tools)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("max_connections", &self.max_connections)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_line_bytes", &self.max_line_bytes)
             .finish()
     }
 }
@@ -383,6 +402,12 @@ impl SpecLoader {
                 tools: s.tools,
                 bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
                 allow_approval_tools: s.allow_approval_tools,
+                allowed_hosts: s.allowed_hosts,
+                max_connections: s.max_connections,
+                header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),
+                body_timeout: s.body_timeout_ms.map(std::time::Duration::from_millis),
+                max_body_bytes: s.max_body_bytes,
+                max_line_bytes: s.max_line_bytes,
             },
         };
         Ok(AgentSpec {

@@ -1,6 +1,6 @@
 //! Serves the fixture agent over MCP, for interop tests and benchmarks.
 //!
-//! `lousho-test-server` serves stdio; `lousho-test-server --http [--port N]
+//! `lousho-test-server [--max-line-bytes N]` serves stdio; `lousho-test-server --http [--port N]
 //! [--token T] [--allow-approval-tools]` serves Streamable HTTP on 127.0.0.1,
 //! prints `listening on <url>` on stdout once bound, and stops on SIGINT or
 //! SIGTERM.
@@ -23,6 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let probe = CancelProbe::default();
     let mut options = fixture_options(&probe)
         .allow_approval_tools(args.iter().any(|a| a == "--allow-approval-tools"));
+    if let Some(n) = value("--max-line-bytes") {
+        options = options.max_line_bytes(n.parse()?);
+    }
     let http = args.iter().any(|a| a == "--http");
     if http {
         let port = value("--port").map(|p| p.parse()).transpose()?.unwrap_or(0);

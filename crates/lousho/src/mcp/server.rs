@@ -5,9 +5,10 @@
 //! you pass in [`ServeOptions::tools`], each callable as itself.
 //!
 //! - **Stateless.** Every call of the agent tool is a fresh conversation.
-//! - **Cancellation.** Cancelling the request (`notifications/cancelled` over
-//!   stdio; the client dropping the request over HTTP) cancels the run: its
-//!   tools see their [`ToolContext::cancel`](crate::ToolContext) token fire.
+//! - **Cancellation.** Cancelling the request (`notifications/cancelled`, or
+//!   over HTTP the client dropping the request) cancels the run: its tools see
+//!   their [`ToolContext::cancel`](crate::ToolContext) token fire. A cancelled
+//!   request gets no JSON-RPC response (over HTTP its stream just ends).
 //! - **Errors.** An agent failure is an `isError: true` result with the reason,
 //!   not a JSON-RPC error. A run that would pause for approval is an
 //!   `isError: true` result naming the tool.
@@ -26,10 +27,14 @@
 //!   stdin shuts the server down. Serve stdio from a `current_thread` runtime
 //!   for the best latency.
 //! - **HTTP.** Binds `127.0.0.1` by default; POST only (GET/DELETE get `405`);
-//!   `Host`/`Origin` checked against DNS rebinding (`403`); bodies over
-//!   [`HttpOptions::max_body_bytes`] get `413`; [`Auth::bearer`] requires
-//!   `Authorization: Bearer <token>` (`401` with `WWW-Authenticate: Bearer`
-//!   otherwise). Binding a non-loopback host without auth logs a warning.
+//!   `Host`/`Origin` checked against DNS rebinding (`403`; two `Host` headers
+//!   or user info in one: `400`; absolute-form targets checked too); bodies
+//!   over [`HttpOptions::max_body_bytes`] get `413`; [`Auth::bearer`] requires
+//!   `Authorization: Bearer <token>`, scheme in any case (`401` with
+//!   `WWW-Authenticate: Bearer` otherwise). Binding a non-loopback host
+//!   without auth logs a warning. At most [`HttpOptions::max_connections`]
+//!   connections; slow headers, idle connections and slow bodies are closed
+//!   after [`HttpOptions::header_timeout`] / [`HttpOptions::body_timeout`].
 //!
 //! ```no_run
 //! use lousho::{Agent, mcp::server::{serve_mcp, ServeOptions, HttpOptions}};
@@ -54,15 +59,18 @@ mod error;
 mod handle;
 mod handler;
 mod http;
+mod invalid_params;
 mod options;
+mod recover_id;
 mod result;
 mod stdio;
 
 pub use error::ServeError;
 pub use handle::McpServerHandle;
 pub use options::{
-    Auth, BearerToken, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, HttpOptions,
-    McpTransport, ServeOptions,
+    Auth, BearerToken, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
+    DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LINE_BYTES,
+    HttpOptions, McpTransport, ServeOptions,
 };
 
 use crate::policy::Decision;
@@ -86,7 +94,13 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         transport,
         auth,
         allow_approval_tools,
+        max_line_bytes,
     } = options;
+    if let Some(Auth::Bearer(token)) = &auth
+        && token.0.trim().is_empty()
+    {
+        return Err(ServeError::EmptyBearerToken);
+    }
     let server_name = name
         .or_else(|| agent.name().map(str::to_owned))
         .unwrap_or_else(|| "lousho-agent".to_owned());
@@ -165,11 +179,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
-        cancels: cancels.clone(),
     });
 
     match transport {
-        McpTransport::Stdio => Ok(handle::spawn_stdio(server, shutdown)),
+        McpTransport::Stdio => Ok(handle::spawn_stdio(server, max_line_bytes, shutdown)),
         McpTransport::Http(http_options) => {
             let listener = http::bind(&http_options).await?;
             let bound = listener.local_addr()?;
@@ -187,9 +200,14 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
                 bound,
                 &shutdown,
             );
+            let limits = http::ConnLimits {
+                header_timeout: http_options.header_timeout,
+                max_connections: http_options.max_connections,
+            };
             Ok(handle::spawn_http(
                 listener,
                 app,
+                limits,
                 bound,
                 http_options.path,
                 shutdown,

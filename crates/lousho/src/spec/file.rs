@@ -313,6 +313,21 @@ pub(crate) struct ServeFile {
     /// Expose tools that need approval (they then run with no human gate).
     #[serde(default)]
     pub allow_approval_tools: bool,
+    /// HTTP: extra `Host` names (or `host:port`) to accept besides loopback
+    /// and the bound address, e.g. the server's public name.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// HTTP: the most connections open at once (default 128).
+    pub max_connections: Option<usize>,
+    /// HTTP: the deadline for a request's headers, which also closes idle
+    /// kept-alive connections (default 10000).
+    pub header_timeout_ms: Option<u64>,
+    /// HTTP: the deadline for a request's body (default 30000).
+    pub body_timeout_ms: Option<u64>,
+    /// HTTP: the largest request body accepted, in bytes (default 4 MiB).
+    pub max_body_bytes: Option<usize>,
+    /// stdio: the longest message line accepted, in bytes (default 16 MiB).
+    pub max_line_bytes: Option<usize>,
 }
 
 /// `auth: { type: bearer, token: "${TOKEN}" }`.

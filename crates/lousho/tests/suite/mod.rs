@@ -12,6 +12,12 @@ mod builtins_sandbox;
 mod builtins_todo;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_errors;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_hosts;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_limits;
 mod model_errors;
 mod models;
 mod module_cycles;

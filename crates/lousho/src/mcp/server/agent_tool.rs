@@ -30,6 +30,18 @@ pub(crate) fn input_schema() -> Value {
     })
 }
 
+/// A JSON value's type, as a reader would name it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Where progress goes, when the client asked for it.
 pub(crate) struct Progress {
     pub(crate) peer: Peer<RoleServer>,
@@ -74,7 +86,13 @@ pub(crate) async fn call(
 ) -> Outcome {
     let message = match arguments.as_ref().and_then(|a| a.get("message")) {
         Some(Value::String(m)) => m.clone(),
-        _ => {
+        Some(other) => {
+            return Outcome::Result(error_result(format!(
+                "argument `message` must be a string, not {}: call this tool with {{\"message\": \"<your request>\"}}",
+                json_type(other)
+            )));
+        }
+        None => {
             return Outcome::Result(error_result(
                 "missing argument `message`: call this tool with {\"message\": \"<your request>\"}",
             ));

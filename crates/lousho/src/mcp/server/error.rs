@@ -13,6 +13,11 @@ pub enum ServeError {
     /// Two exposed tools share a name (often the agent tool and a direct tool).
     #[error(transparent)]
     DuplicateTool(#[from] DuplicateToolError),
+    /// `Auth::bearer` was given an empty token: nobody could call the server.
+    #[error(
+        "the bearer token is empty, so no client could call the server: set a non-empty token (check that the variable holding it is set and not empty)"
+    )]
+    EmptyBearerToken,
     /// The HTTP path does not start with `/`.
     #[error("the HTTP path `{0}` must start with `/` (e.g. `/mcp`)")]
     InvalidPath(String),

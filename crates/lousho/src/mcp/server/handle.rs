@@ -2,17 +2,13 @@
 
 use super::error::ServeError;
 use super::handler::LoushoServer;
+use super::http::{self, ConnLimits};
 use super::stdio;
 use rmcp::ServiceExt;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use std::net::SocketAddr;
-use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-/// How long `close()` waits for open HTTP connections before dropping them.
-const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// A running MCP server. Dropping it stops the server too (without waiting);
 /// prefer [`close`](Self::close).
@@ -68,11 +64,15 @@ impl Drop for McpServerHandle {
 }
 
 /// Serves stdin/stdout until EOF or `shutdown`.
-pub(crate) fn spawn_stdio(server: LoushoServer, shutdown: CancellationToken) -> McpServerHandle {
+pub(crate) fn spawn_stdio(
+    server: LoushoServer,
+    max_line_bytes: usize,
+    shutdown: CancellationToken,
+) -> McpServerHandle {
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
         let (reader, writer, writer_task) = stdio::open();
-        let transport = AsyncRwTransport::new_server(reader, writer);
+        let transport = stdio::LineTransport::new(reader, writer, max_line_bytes);
         let result = match server.serve_with_ct(transport, stop.child_token()).await {
             Ok(running) => {
                 let r = running.waiting().await;
@@ -109,23 +109,12 @@ pub(crate) fn spawn_stdio(server: LoushoServer, shutdown: CancellationToken) -> 
 pub(crate) fn spawn_http(
     listener: TcpListener,
     app: axum::Router,
+    limits: ConnLimits,
     bound: SocketAddr,
     path: String,
     shutdown: CancellationToken,
 ) -> McpServerHandle {
-    let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
-        let serve =
-            axum::serve(listener, app).with_graceful_shutdown(stop.clone().cancelled_owned());
-        let mut serve = std::pin::pin!(serve.into_future());
-        tokio::select! {
-            r = &mut serve => r.map_err(ServeError::Io),
-            () = async { stop.cancelled().await; tokio::time::sleep(CLOSE_GRACE).await } => {
-                tracing::warn!("HTTP connections did not close in time; dropping them");
-                Ok(())
-            }
-        }
-    });
+    let task = tokio::spawn(http::serve(listener, app, limits, shutdown.clone()));
     McpServerHandle {
         local_addr: Some(bound),
         path: Some(path),

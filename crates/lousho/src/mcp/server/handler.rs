@@ -2,7 +2,7 @@
 //! and the directly exposed tools.
 
 use super::agent_tool::{self, Outcome, Progress};
-use super::cancel::{CancelRegistry, Principal};
+use super::invalid_params::custom_request_error;
 use super::result::to_call_result;
 use crate::Agent;
 use crate::agent::call_one;
@@ -10,8 +10,9 @@ use crate::model::ToolCall;
 use crate::tool::{ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -34,8 +35,6 @@ struct Inner {
     direct: ToolSet,
     /// Fires on `close()`: every in-flight call is cancelled.
     shutdown: CancellationToken,
-    /// In-flight HTTP calls, for cancel notifications.
-    cancels: CancelRegistry,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -47,7 +46,6 @@ pub(crate) struct Served {
     pub(crate) direct: ToolSet,
     pub(crate) direct_listed: Vec<Tool>,
     pub(crate) shutdown: CancellationToken,
-    pub(crate) cancels: CancelRegistry,
 }
 
 impl LoushoServer {
@@ -60,7 +58,6 @@ impl LoushoServer {
             direct,
             direct_listed,
             shutdown,
-            cancels,
         } = served;
         let mut list = Vec::with_capacity(direct_listed.len() + 1);
         let agent_tool_name = agent_tool.name.to_string();
@@ -82,7 +79,6 @@ impl LoushoServer {
                 by_name,
                 direct,
                 shutdown,
-                cancels,
             }),
         }
     }
@@ -105,6 +101,14 @@ impl ServerHandler for LoushoServer {
         self.inner.by_name.get(name).cloned()
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(&request))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -112,18 +116,10 @@ impl ServerHandler for LoushoServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let run_cancel = inner.shutdown.child_token();
-        // Over HTTP a cancel notification may cancel this call too.
+        // Over HTTP a cancel notification drops rmcp's future for this call,
+        // which cancels `cx.ct` (see `http/screen.rs`).
         let request_cancel = cx.ct.child_token();
         let id = cx.id.to_string();
-        let _registration = cx
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Principal>())
-            .map(|p| {
-                inner
-                    .cancels
-                    .register(p, id.clone(), request_cancel.clone())
-            });
         if request.name == inner.agent_tool {
             let progress = cx
                 .meta

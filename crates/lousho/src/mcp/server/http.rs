@@ -1,25 +1,29 @@
 //! Streamable HTTP: stateless, JSON responses (SSE only when progress streams),
 //! POST only, Host/Origin checked, optional bearer auth.
 
-use super::cancel::{CancelRegistry, Principal, cancelled_request_id};
+use super::cancel::CancelRegistry;
 use super::error::ServeError;
 use super::handler::LoushoServer;
 use super::options::{Auth, HttpOptions};
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use std::convert::Infallible;
-use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+mod envelope;
+mod host;
+mod listen;
+mod screen;
+
+use host::AllowedHosts;
+pub(crate) use listen::{ConnLimits, serve};
+use screen::{Screen, Screened};
 
 /// Binds the listener (port 0 picks a free port).
 pub(crate) async fn bind(opts: &HttpOptions) -> Result<TcpListener, ServeError> {
@@ -69,6 +73,7 @@ pub(crate) fn router(
         hosts.push(bound.ip().to_string());
     }
     hosts.extend(opts.allowed_hosts.iter().cloned());
+    let allowed_hosts = AllowedHosts::new(hosts.iter().map(String::as_str));
     let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
         .iter()
         .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
@@ -89,182 +94,49 @@ pub(crate) fn router(
     let screened = Screened {
         inner: Arc::new(service),
         screen: Screen {
+            hosts: Arc::new(allowed_hosts),
             cancels,
             max_body_bytes: opts.max_body_bytes,
+            body_timeout: opts.body_timeout,
         },
     };
     let app = axum::Router::new().route_service(&opts.path, screened);
     match auth {
         Some(Auth::Bearer(token)) => {
-            let expected: Arc<[u8]> = format!("Bearer {}", token.0).into_bytes().into();
+            let expected: Arc<[u8]> = token.0.as_bytes().into();
             app.layer(middleware::from_fn_with_state(expected, require_bearer))
         }
         None => app,
     }
 }
 
-/// rmcp's stateless Streamable HTTP service for our handler.
-type McpService = StreamableHttpService<LoushoServer, NeverSessionManager>;
-
-/// rmcp's service behind our POST screen: a plain tower `Service` (an axum
-/// `from_fn` middleware would box and clone the stack per request), and the
-/// inner service is shared, not cloned: rmcp's own
-/// `Service::call` clones the whole service (its config's host and origin
-/// lists included) for every request, so requests go to `handle` directly.
-#[derive(Clone)]
-struct Screened {
-    inner: Arc<McpService>,
-    screen: Screen,
-}
-
-impl tower_service::Service<Request> for Screened {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request) -> Self::Future {
-        let inner = self.inner.clone();
-        let screen = self.screen.clone();
-        Box::pin(async move {
-            let req = if req.method() == Method::POST {
-                match screen_post(&screen, req).await {
-                    Ok(req) => req,
-                    Err(response) => return Ok(response),
-                }
-            } else {
-                req
-            };
-            Ok(inner.handle(req).await.map(Body::new))
-        })
-    }
-}
-
-/// Reads a POST body once (up to the size limit: `413` past it), answers
-/// malformed JSON or JSON-RPC with a JSON-RPC error (`-32700` / `-32600`),
-/// tags the request with its principal, and applies `notifications/cancelled`
-/// to the matching in-flight call (see `cancel.rs`). `Err` is the response to
-/// send instead of passing the request on.
-async fn screen_post(screen: &Screen, req: Request) -> Result<Request, Response> {
-    let principal = Principal(
-        req.headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .into(),
-    );
-    let (mut parts, body) = req.into_parts();
-    let bytes = match axum::body::to_bytes(body, screen.max_body_bytes).await {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::debug!(error = %e, "rejected a request body");
-            return Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request body over {} bytes", screen.max_body_bytes),
-            )
-                .into_response());
-        }
-    };
-    match check_envelope(&bytes) {
-        Envelope::Cancel(id) => {
-            screen.cancels.cancel(&principal, id);
-        }
-        Envelope::Ok => {}
-        Envelope::Bad(response) => return Err(response),
-    }
-    parts.extensions.insert(principal);
-    Ok(Request::from_parts(parts, Body::from(bytes)))
-}
-
-/// What the POST screen needs.
-#[derive(Clone)]
-struct Screen {
-    cancels: CancelRegistry,
-    max_body_bytes: usize,
-}
-
-/// The outcome of checking a body's JSON-RPC envelope.
-enum Envelope {
-    Ok,
-    Cancel(String),
-    Bad(Response),
-}
-
-/// The JSON-RPC envelope of a POST body (strings borrowed from the body when
-/// they hold no escapes).
-#[derive(serde::Deserialize)]
-struct RawEnvelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    id: Option<serde_json::Value>,
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    result: Option<serde::de::IgnoredAny>,
-    error: Option<serde::de::IgnoredAny>,
-}
-
-fn check_envelope(body: &[u8]) -> Envelope {
-    let parsed: RawEnvelope = match serde_json::from_slice(body) {
-        Ok(e) => e,
-        Err(e) if e.is_data() => {
-            // Valid JSON of the wrong shape (an array, a string, …).
-            return Envelope::Bad(jsonrpc_error(
-                None,
-                -32600,
-                "Invalid Request: send one JSON-RPC 2.0 message object",
-            ));
-        }
-        Err(_) => {
-            return Envelope::Bad(jsonrpc_error(
-                None,
-                -32700,
-                "Parse error: the body is not valid JSON",
-            ));
-        }
-    };
-    let id = parsed.id.filter(|v| v.is_string() || v.is_number());
-    if parsed.jsonrpc.as_deref() != Some("2.0")
-        || (parsed.method.is_none() && parsed.result.is_none() && parsed.error.is_none())
-    {
-        return Envelope::Bad(jsonrpc_error(
-            id,
-            -32600,
-            "Invalid Request: not a JSON-RPC 2.0 message",
-        ));
-    }
-    if parsed.method.as_deref() == Some("notifications/cancelled")
-        && let Some(id) = cancelled_request_id(body)
-    {
-        return Envelope::Cancel(id);
-    }
-    Envelope::Ok
-}
-
-fn jsonrpc_error(id: Option<serde_json::Value>, code: i64, message: &str) -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id.unwrap_or(serde_json::Value::Null),
-        "error": { "code": code, "message": message },
-    });
-    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
-}
-
-/// Rejects requests without the right `Authorization: Bearer` header.
+/// Rejects requests without the right `Authorization: Bearer <token>` header
+/// (the scheme is case-insensitive, RFC 7235).
 async fn require_bearer(State(expected): State<Arc<[u8]>>, req: Request, next: Next) -> Response {
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
+        .and_then(|v| bearer_token(v.as_bytes()));
     if given.is_some_and(|g| constant_time_eq(g, &expected)) {
         return next.run(req).await;
     }
+    screen::drain(req).await;
     let mut res = (StatusCode::UNAUTHORIZED, "missing or invalid bearer token").into_response();
     res.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     res
+}
+
+/// The token of an `Authorization: Bearer <token>` value, whatever the
+/// scheme's case.
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    const SCHEME: &[u8] = b"bearer ";
+    let (scheme, rest) = value.split_at_checked(SCHEME.len())?;
+    if !scheme.eq_ignore_ascii_case(SCHEME) {
+        return None;
+    }
+    let token = rest.trim_ascii_start();
+    (!token.is_empty()).then_some(token)
 }
 
 /// Compares in time that depends only on the lengths, not on where the bytes differ.
@@ -289,6 +161,16 @@ mod tests {
         assert!(!constant_time_eq(b"Bearer abd", b"Bearer abc"));
         assert!(!constant_time_eq(b"Bearer ab", b"Bearer abc"));
         assert!(!constant_time_eq(b"", b"x"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for v in ["Bearer t", "bearer t", "BEARER t", "bEaReR  t"] {
+            assert_eq!(bearer_token(v.as_bytes()), Some(&b"t"[..]), "{v}");
+        }
+        for v in ["Bearer ", "Bearer", "Basic t", "t", "Bearert"] {
+            assert_eq!(bearer_token(v.as_bytes()), None, "{v}");
+        }
     }
 
     #[test]

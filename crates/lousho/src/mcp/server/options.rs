@@ -5,6 +5,7 @@ use crate::Agent;
 use crate::tool::{IntoTools, Tool, ToolSet};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The default HTTP port (`lousho mcp --http` uses it too).
 pub const DEFAULT_HTTP_PORT: u16 = 3920;
@@ -12,6 +13,18 @@ pub const DEFAULT_HTTP_PORT: u16 = 3920;
 pub const DEFAULT_HTTP_PATH: &str = "/mcp";
 /// The default cap on an HTTP request body (4 MiB); larger bodies get `413`.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default cap on one stdio message line (16 MiB); a longer line gets a
+/// JSON-RPC error.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// The default deadline for a request's headers, which also closes a
+/// kept-alive connection left idle this long (10 s).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default deadline for a request's body once its headers are in (30 s);
+/// a slower body gets `408`.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default cap on open HTTP connections (128: with the rest of the
+/// process it stays well under a 256 file-descriptor limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
 
 /// What to serve over MCP and how. Pass it to [`serve_mcp`](super::serve_mcp).
 ///
@@ -36,6 +49,7 @@ pub struct ServeOptions {
     pub(crate) transport: McpTransport,
     pub(crate) auth: Option<Auth>,
     pub(crate) allow_approval_tools: bool,
+    pub(crate) max_line_bytes: usize,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -56,6 +70,7 @@ impl fmt::Debug for ServeOptions {
             .field("transport", &self.transport)
             .field("auth", &self.auth)
             .field("allow_approval_tools", &self.allow_approval_tools)
+            .field("max_line_bytes", &self.max_line_bytes)
             .finish()
     }
 }
@@ -72,6 +87,7 @@ impl ServeOptions {
             transport: McpTransport::Stdio,
             auth: None,
             allow_approval_tools: false,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
 
@@ -127,6 +143,14 @@ impl ServeOptions {
         self
     }
 
+    /// stdio: the longest message line accepted (default 16 MiB); a longer
+    /// one is answered with a JSON-RPC error (its id when readable) and
+    /// skipped.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
     /// Exposes tools that need approval too. **They then run with no human
     /// gate**: any MCP client that can reach the server can call them.
     pub fn allow_approval_tools(mut self, allow: bool) -> Self {
@@ -167,6 +191,17 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted (default 4 MiB); larger get `413`.
     pub max_body_bytes: usize,
+    /// How long a client may take to send a request's headers, counted from
+    /// the connect or the end of the previous response (default 10 s): slow
+    /// headers and idle kept-alive connections are closed after it.
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request's body (default 30 s);
+    /// a slower one gets `408` and the connection is closed.
+    pub body_timeout: Duration,
+    /// The most connections open at once (default 128). When all are open
+    /// and another client connects, the one idle longest is closed to make
+    /// room; when all have a request in flight, new ones wait.
+    pub max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -178,6 +213,9 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -221,6 +259,27 @@ impl HttpOptions {
     /// The largest request body accepted, in bytes.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
+        self
+    }
+
+    /// The deadline for a request's headers (and for an idle kept-alive
+    /// connection); see [`header_timeout`](Self#structfield.header_timeout).
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// The deadline for a request's body; see
+    /// [`body_timeout`](Self#structfield.body_timeout).
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once (at least 1); see
+    /// [`max_connections`](Self#structfield.max_connections).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
         self
     }
 }

@@ -12,6 +12,10 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+mod framing;
+
+pub(crate) use framing::LineTransport;
+
 /// A boxed reader for stdin.
 pub(crate) type StdinReader = Box<dyn AsyncRead + Send + Unpin>;
 /// A boxed writer for stdout.
@@ -123,6 +127,24 @@ impl BatchWriter {
             })
         });
         (Self { tx: Some(tx) }, task)
+    }
+}
+
+impl BatchWriter {
+    /// Queues whole bytes (a message line) for stdout.
+    pub(crate) fn queue(&self, bytes: Vec<u8>) -> io::Result<()> {
+        match &self.tx {
+            Some(tx) if tx.send(bytes).is_ok() => Ok(()),
+            _ => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "stdout is closed",
+            )),
+        }
+    }
+
+    /// Stops taking writes; the writer task ends once the queue is written.
+    pub(crate) fn close(&mut self) {
+        self.tx = None;
     }
 }
 

@@ -1,0 +1,242 @@
+//! The screen in front of rmcp's service: checks the host, reads a POST body
+//! once (size and time limits), answers malformed JSON-RPC itself, applies
+//! `notifications/cancelled` to the matching call — whose response stream is
+//! then closed without a JSON-RPC answer, as the protocol asks.
+
+use super::super::cancel::{CancelRegistry, Principal, Registration};
+use super::super::handler::LoushoServer;
+use super::envelope::{self, Envelope};
+use super::host::AllowedHosts;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper::body::{Body as HttpBody, Bytes, Frame, SizeHint};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+/// rmcp's stateless Streamable HTTP service for our handler.
+pub(super) type McpService = StreamableHttpService<LoushoServer, NeverSessionManager>;
+
+/// rmcp's service behind our screen: a plain tower `Service` (an axum
+/// `from_fn` middleware would box and clone the stack per request), and the
+/// inner service is shared, not cloned: rmcp's own `Service::call` clones the
+/// whole service (its config's host and origin lists included) for every
+/// request, so requests go to `handle` directly.
+#[derive(Clone)]
+pub(super) struct Screened {
+    pub(super) inner: Arc<McpService>,
+    pub(super) screen: Screen,
+}
+
+/// What the screen needs.
+#[derive(Clone)]
+pub(super) struct Screen {
+    pub(super) hosts: Arc<AllowedHosts>,
+    pub(super) cancels: CancelRegistry,
+    pub(super) max_body_bytes: usize,
+    pub(super) body_timeout: Duration,
+}
+
+impl tower_service::Service<Request> for Screened {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let inner = self.inner.clone();
+        let screen = self.screen.clone();
+        Box::pin(async move {
+            if let Err(response) = screen.hosts.check(&req) {
+                drain(req).await;
+                return Ok(response);
+            }
+            if req.method() != Method::POST {
+                return Ok(inner.handle(req).await.map(Body::new));
+            }
+            let json = is_json(&req);
+            let (req, body, call) = match screen_post(&screen, req).await {
+                Ok(screened) => screened,
+                Err(response) => return Ok(response),
+            };
+            let Some((cancel, registration)) = call else {
+                return Ok(rejected_as_jsonrpc(inner.handle(req).await, json, &body));
+            };
+            // A `tools/call`: a cancel notification for it closes its response
+            // stream without an answer (dropping rmcp's future cancels the run).
+            let response = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(closed_stream()),
+                r = inner.handle(req) => rejected_as_jsonrpc(r, json, &body),
+            };
+            if !is_event_stream(&response) {
+                return Ok(response);
+            }
+            Ok(response.map(|inner| {
+                Body::new(UntilCancelled {
+                    inner,
+                    cancelled: Box::pin(cancel.cancelled_owned()),
+                    _registration: registration,
+                })
+            }))
+        })
+    }
+}
+
+/// How much of a refused request's body is read before answering.
+const DRAIN_BYTES: usize = 64 * 1024;
+/// How long a refused request's body is read before answering.
+const DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// Reads (and drops) a little of a refused request's body, so that closing
+/// the connection with the body unread does not reset it before the client
+/// has read the answer.
+pub(super) async fn drain(req: Request) {
+    let body = axum::body::to_bytes(req.into_body(), DRAIN_BYTES);
+    let _ = tokio::time::timeout(DRAIN_TIME, body).await;
+}
+
+/// Reads a POST body once (up to the size limit: `413` past it; within the
+/// body timeout: `408` past it), answers malformed JSON-RPC itself, tags the
+/// request with its principal, applies `notifications/cancelled` to the
+/// matching in-flight call, and registers a `tools/call` so one can. `Err` is
+/// the response to send instead of passing the request on.
+async fn screen_post(
+    screen: &Screen,
+    req: Request,
+) -> Result<(Request, Bytes, Option<(CancellationToken, Registration)>), Response> {
+    let principal = Principal(
+        req.headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .into(),
+    );
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, screen.max_body_bytes);
+    let bytes = match tokio::time::timeout(screen.body_timeout, read).await {
+        Ok(Ok(b)) => b,
+        Err(_) => {
+            tracing::debug!(timeout = ?screen.body_timeout, "a request body arrived too slowly");
+            let mut res = (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within {} s",
+                    screen.body_timeout.as_secs_f32()
+                ),
+            )
+                .into_response();
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return Err(res);
+        }
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "rejected a request body");
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body over {} bytes", screen.max_body_bytes),
+            )
+                .into_response());
+        }
+    };
+    let call = match envelope::check(&bytes) {
+        Envelope::Cancel(id) => {
+            screen.cancels.cancel(&principal, id);
+            None
+        }
+        Envelope::Call(id) => {
+            let token = CancellationToken::new();
+            let registration = screen.cancels.register(&principal, id, token.clone());
+            Some((token, registration))
+        }
+        Envelope::Ok => None,
+        Envelope::Bad(response) => return Err(response),
+    };
+    Ok((
+        Request::from_parts(parts, Body::from(bytes.clone())),
+        bytes,
+        call,
+    ))
+}
+
+/// rmcp answers `415` both to a wrong `Content-Type` and to a JSON body it
+/// cannot read; the latter becomes the JSON-RPC error the protocol names.
+fn rejected_as_jsonrpc<B>(response: axum::http::Response<B>, json: bool, body: &[u8]) -> Response
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        tracing::debug!("rmcp could not read a JSON body; answering with a JSON-RPC error");
+        return envelope::unreadable(body);
+    }
+    response.map(Body::new)
+}
+
+/// Whether the request says its body is JSON (what rmcp checks first).
+fn is_json(req: &Request) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// The answer to a call cancelled before it answered: an event stream that
+/// ends at once, with no JSON-RPC message on it.
+fn closed_stream() -> Response {
+    let mut res = (StatusCode::OK, Body::empty()).into_response();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    res
+}
+
+/// A call's event stream (progress, then the result) that ends, without the
+/// result, when the call is cancelled; keeps the call registered meanwhile.
+struct UntilCancelled {
+    inner: Body,
+    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    _registration: Registration,
+}
+
+impl HttpBody for UntilCancelled {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if self.cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

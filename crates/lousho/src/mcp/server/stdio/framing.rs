@@ -1,0 +1,227 @@
+//! Newline-delimited JSON-RPC on stdin/stdout, read here rather than by rmcp's
+//! `AsyncRwTransport`, which drops some lines in silence (the client then
+//! waits forever) and answers others without the `id` JSON-RPC requires. A
+//! line over the size limit, not valid UTF-8, or not a JSON-RPC message gets
+//! a JSON-RPC error carrying the line's id when one can be read from it,
+//! `"id": null` otherwise, and a warning on stderr. A line that is not JSON at
+//! all and has no readable id (a stray log line) is only logged, as the
+//! official SDKs do, so two peers never trade errors forever.
+
+use super::super::recover_id::recover_id;
+use super::BatchWriter;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::RoleServer;
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use std::future::Future;
+use std::io;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// How much of an oversized line is kept to read its id from.
+const HEAD_BYTES: usize = 4096;
+/// A UTF-8 byte order mark, which may start a line (RFC 8259 §8.1).
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The stdio transport of a served agent.
+pub(crate) struct LineTransport<R> {
+    read: BufReader<R>,
+    out: BatchWriter,
+    max_line_bytes: usize,
+    line: Vec<u8>,
+    /// Dropping the rest of an oversized line, up to its newline.
+    discarding: bool,
+}
+
+/// One bounded line read.
+enum Read {
+    Line,
+    Oversized { head: Vec<u8> },
+    Eof,
+    Failed(io::Error),
+}
+
+impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
+    pub(crate) fn new(read: R, out: BatchWriter, max_line_bytes: usize) -> Self {
+        Self {
+            read: BufReader::with_capacity(64 * 1024, read),
+            out,
+            max_line_bytes,
+            line: Vec::new(),
+            discarding: false,
+        }
+    }
+
+    /// Reads one line into `self.line`, never past the limit. Cancel-safe:
+    /// bytes are moved out of the reader's buffer only together with their
+    /// copy into `self.line`, with no await in between, and a partial line
+    /// stays in `self.line` for the next call.
+    async fn read_line(&mut self) -> Read {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(a) => a,
+                Err(e) => return Read::Failed(e),
+            };
+            if available.is_empty() {
+                return Read::Eof;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            if self.discarding {
+                self.read.consume(take);
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+                continue;
+            }
+            if self.line.len() + take > self.max_line_bytes {
+                let mut head = std::mem::take(&mut self.line);
+                head.extend_from_slice(&available[..take.min(HEAD_BYTES)]);
+                head.truncate(HEAD_BYTES);
+                self.read.consume(take);
+                self.discarding = newline.is_none();
+                return Read::Oversized { head };
+            }
+            self.line.extend_from_slice(&available[..take]);
+            self.read.consume(take);
+            if newline.is_some() {
+                return Read::Line;
+            }
+        }
+    }
+
+    /// Writes a JSON-RPC error line.
+    fn answer(&self, id: Option<Value>, code: i64, message: &str) {
+        let line = json!({
+            "jsonrpc": "2.0",
+            "id": id.unwrap_or(Value::Null),
+            "error": { "code": code, "message": message },
+        });
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        if self.out.queue(bytes).is_err() {
+            tracing::debug!("stdout is closed; an error answer was not sent");
+        }
+    }
+
+    /// Parses a complete line: `Some` to deliver it, `None` when it was
+    /// answered, ignored or logged instead.
+    fn parse(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
+        let err = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+            Ok(message) => return Some(message),
+            Err(e) => e,
+        };
+        let id = recover_id(line);
+        if std::str::from_utf8(line).is_err() {
+            tracing::warn!(id = ?id, bytes = line.len(), "a stdio request line is not valid UTF-8; answering with an error");
+            self.answer(id, -32700, "Parse error: the line is not valid UTF-8");
+            return None;
+        }
+        if err.is_syntax() || err.is_eof() {
+            if id.is_some() {
+                tracing::warn!(id = ?id, error = %err, "a stdio request line is not valid JSON; answering with an error");
+                self.answer(id, -32700, &format!("Parse error: {err}"));
+            } else {
+                tracing::warn!(error = %err, bytes = line.len(), "ignoring a stdio line that is not JSON-RPC");
+            }
+            return None;
+        }
+        if is_ignorable_notification(line) {
+            tracing::trace!("ignoring a non-standard notification");
+            return None;
+        }
+        tracing::warn!(id = ?id, error = %err, "a stdio line is not a JSON-RPC message; answering with an error");
+        self.answer(
+            id,
+            -32600,
+            &format!("Invalid Request: not an MCP message ({err})"),
+        );
+        None
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<R> {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let sent = serde_json::to_vec(&item)
+            .map_err(io::Error::other)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                self.out.queue(bytes)
+            });
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            match self.read_line().await {
+                Read::Line => {}
+                Read::Oversized { head } => {
+                    let id = recover_id(&head);
+                    tracing::warn!(
+                        id = ?id,
+                        max_line_bytes = self.max_line_bytes,
+                        "a stdio request line is over the size limit; answering with an error"
+                    );
+                    self.answer(
+                        id,
+                        -32600,
+                        &format!(
+                            "Invalid Request: the message is over the {} byte limit",
+                            self.max_line_bytes
+                        ),
+                    );
+                    continue;
+                }
+                Read::Eof => return None,
+                Read::Failed(e) => {
+                    tracing::error!(error = %e, "cannot read stdin");
+                    return None;
+                }
+            }
+            let mut line = self.line.as_slice();
+            line = line.strip_suffix(b"\n").unwrap_or(line);
+            line = line.strip_suffix(b"\r").unwrap_or(line);
+            line = line.strip_prefix(BOM).unwrap_or(line);
+            let parsed = if line.iter().all(u8::is_ascii_whitespace) {
+                None
+            } else {
+                self.parse(line)
+            };
+            self.line.clear();
+            if self.line.capacity() > 1024 * 1024 {
+                self.line = Vec::new();
+            }
+            if parsed.is_some() {
+                return parsed;
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        self.out.close();
+        Ok(())
+    }
+}
+
+/// A notification of a method that is not MCP's (an LSP message, a vendor
+/// extension): ignored, as rmcp does.
+fn is_ignorable_notification(line: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        return false;
+    };
+    let Some(method) = value.get("method").and_then(Value::as_str) else {
+        return false;
+    };
+    value.get("id").is_none()
+        && !matches!(
+            method,
+            "notifications/cancelled"
+                | "notifications/initialized"
+                | "notifications/progress"
+                | "notifications/roots/list_changed"
+        )
+}

@@ -57,6 +57,10 @@ pub fn init(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_ansi(colours())
         .with_target(verbose >= 2)
+        // A closed stderr must not matter: by default a failed log write is
+        // reported with eprintln!, whose panic dropped the HTTP connection
+        // that logged (e.g. every request refused for its Host).
+        .log_internal_errors(false)
         .init();
 }
 

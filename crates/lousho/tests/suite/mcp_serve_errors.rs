@@ -15,8 +15,11 @@ fn post(url: &str) -> reqwest::RequestBuilder {
         .timeout(Duration::from_secs(20))
 }
 
+/// Status, JSON-RPC id and error code of an answer.
+type Answer = (u16, Value, Value);
+
 /// Status, JSON-RPC id and error code of the answer to `body`.
-async fn answer(url: &str, body: impl Into<reqwest::Body>) -> (u16, Value, Value) {
+async fn answer(url: &str, body: impl Into<reqwest::Body>) -> Answer {
     let res = post(url).body(body).send().await.unwrap();
     let status = res.status().as_u16();
     let text = res.text().await.unwrap();
@@ -37,7 +40,7 @@ async fn malformed_bodies_get_400_with_the_jsonrpc_error_the_protocol_names() {
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
-    let cases: Vec<(&str, Vec<u8>, (u16, Value, Value))> = vec![
+    let cases: Vec<(&str, Vec<u8>, Answer)> = vec![
         (
             "invalid UTF-8 in a string",
             b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}"

@@ -37,9 +37,9 @@ impl AllowedHosts {
             .any(|ok| ok.host == a.host && ok.port.is_none_or(|p| a.port == Some(p)))
     }
 
-    /// `Err` is the response to send: `400` for a malformed or ambiguous
-    /// host, `403` for a host that is not allowed.
-    pub(crate) fn check(&self, req: &Request) -> Result<(), Response> {
+    /// `Err` says why not: `400` for a malformed or ambiguous host, `403`
+    /// for a host that is not allowed.
+    pub(crate) fn check(&self, req: &Request) -> Result<(), Refused> {
         let mut hosts = req.headers().get_all(header::HOST).iter();
         let host = hosts.next();
         if hosts.next().is_some() {
@@ -109,8 +109,21 @@ fn normalize(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn refuse(status: StatusCode, message: &'static str) -> Response {
-    (status, message).into_response()
+/// A request refused for its host.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Refused {
+    status: StatusCode,
+    message: &'static str,
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        (self.status, self.message).into_response()
+    }
+}
+
+fn refuse(status: StatusCode, message: &'static str) -> Refused {
+    Refused { status, message }
 }
 
 #[cfg(test)]
@@ -125,8 +138,8 @@ mod tests {
         b.body(axum::body::Body::empty()).unwrap()
     }
 
-    fn status(r: Result<(), Response>) -> u16 {
-        r.map_or_else(|e| e.status().as_u16(), |()| 200)
+    fn status(r: Result<(), Refused>) -> u16 {
+        r.map_or_else(|e| e.status.as_u16(), |()| 200)
     }
 
     #[test]

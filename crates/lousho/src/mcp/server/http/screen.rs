@@ -58,9 +58,9 @@ impl tower_service::Service<Request> for Screened {
         let inner = self.inner.clone();
         let screen = self.screen.clone();
         Box::pin(async move {
-            if let Err(response) = screen.hosts.check(&req) {
+            if let Err(refused) = screen.hosts.check(&req) {
                 drain(req).await;
-                return Ok(response);
+                return Ok(refused.into_response());
             }
             if req.method() != Method::POST {
                 return Ok(inner.handle(req).await.map(Body::new));

@@ -151,13 +151,29 @@ async fn close_cancels_in_flight_calls_and_releases_the_port() {
         .unwrap();
     let addr = server.local_addr().unwrap();
     let url = server.url().unwrap();
+    // Close once the slow tool runs (its progress notification says so).
+    let (started, running) = tokio::sync::oneshot::channel();
     let slow = tokio::spawn(async move {
-        post(&url)
-            .body(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test-agent","arguments":{"message":"be slow"}}}"#)
+        let mut res = post(&url)
+            .body(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test-agent","arguments":{"message":"be slow"},"_meta":{"progressToken":"p"}}}"#)
             .send()
-            .await
+            .await?;
+        let mut seen = String::new();
+        let mut started = Some(started);
+        while let Some(chunk) = res.chunk().await? {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("calling tool slow_wait")
+                && let Some(tx) = started.take()
+            {
+                let _ = tx.send(());
+            }
+        }
+        Ok::<_, reqwest::Error>(())
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the slow tool starts")
+        .unwrap();
     tokio::time::timeout(Duration::from_secs(10), server.close())
         .await
         .expect("close() returns promptly")

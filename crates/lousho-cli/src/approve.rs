@@ -1,6 +1,7 @@
 //! Approvals on the terminal: y / n / always for this tool.
 
-use lousho::{AgentBuilder, ApprovalDecision, ApprovalRequest};
+use lousho::AgentBuilder;
+use lousho::policy::{ApprovalDecision, ApprovalRequest};
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -2,9 +2,10 @@
 //! command line's words: spec keys, flags and environment variables rather
 //! than the library's Rust names).
 
+use lousho::AgentError;
 use lousho::mcp::McpError;
+use lousho::model::ModelError;
 use lousho::spec::SpecError;
-use lousho::{AgentError, ModelError};
 use std::fmt;
 use std::process::ExitCode;
 
@@ -66,7 +67,7 @@ fn code_for(error: &anyhow::Error) -> u8 {
     for cause in error.chain() {
         let bad_setup = cause.is::<SpecError>()
             || cause.is::<Usage>()
-            || cause.is::<lousho::BuildError>()
+            || cause.is::<lousho::agent::BuildError>()
             || missing_key(cause).is_some();
         if bad_setup {
             return BAD_SPEC;
@@ -83,11 +84,11 @@ fn missing_key<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<(&'a 
     let model = match (
         cause.downcast_ref::<ModelError>(),
         cause.downcast_ref::<AgentError>(),
-        cause.downcast_ref::<lousho::BuildError>(),
+        cause.downcast_ref::<lousho::agent::BuildError>(),
     ) {
         (Some(m), _, _)
         | (_, Some(AgentError::Model(m)), _)
-        | (_, _, Some(lousho::BuildError::Model(m))) => m,
+        | (_, _, Some(lousho::agent::BuildError::Model(m))) => m,
         _ => return None,
     };
     match model {

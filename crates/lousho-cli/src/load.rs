@@ -5,9 +5,10 @@ mod chain;
 use crate::approve;
 use crate::progress::Spinner;
 use crate::servers::Servers;
+use lousho::Agent;
 use lousho::mcp::{McpClient, McpError, ServerStatus};
+use lousho::model::ModelError;
 use lousho::spec::{AgentSpec, SpecLoader};
-use lousho::{Agent, ModelError};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -97,7 +98,9 @@ pub fn build(
         builder = approve::install(builder);
     }
     let agent = builder.build().map_err(|e| match e {
-        lousho::BuildError::Model(m @ ModelError::MissingApiKey { .. }) => anyhow::Error::new(m),
+        lousho::agent::BuildError::Model(m @ ModelError::MissingApiKey { .. }) => {
+            anyhow::Error::new(m)
+        }
         other => anyhow::Error::new(other),
     })?;
     Ok((agent, mcp))

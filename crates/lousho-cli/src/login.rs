@@ -3,7 +3,7 @@
 
 use crate::cli::{LoginArgs, LogoutArgs};
 use crate::{exit, load, tokens};
-use lousho::mcp::McpServer;
+use lousho::McpServer;
 use lousho::mcp::oauth::{self, TokenStore};
 use lousho::spec::AgentSpec;
 use std::path::Path;

@@ -6,7 +6,8 @@ use crate::load::{self, Approvals, ModelChoice};
 use crate::servers::Servers;
 use crate::signals::Signals;
 use futures::StreamExt;
-use lousho::{Agent, AgentEvent, AgentStream, Reply};
+use lousho::agent::AgentStream;
+use lousho::{Agent, AgentEvent, Reply};
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -19,12 +19,13 @@
     missing_docs
 )]
 
+use lousho::mcp::ConnectOptions;
 use lousho::mcp::rmcp::ServiceExt;
 use lousho::mcp::rmcp::model::CallToolRequestParams;
 use lousho::mcp::rmcp::transport::{
     ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess,
 };
-use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+use lousho::{McpServer, connect_mcp};
 use lousho::{Tool, ToolContext};
 use serde_json::{Value, json};
 use std::collections::HashMap;

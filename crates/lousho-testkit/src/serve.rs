@@ -5,10 +5,9 @@
 use futures::stream;
 use lousho::mcp::server::ServeOptions;
 use lousho::model::{FinishReason, ModelStream, Role};
-use lousho::{
-    Agent, DefinedTool, Model, ModelError, ModelEvent, ModelRequest, ToolAnnotations, ToolCall,
-    ToolContext, ToolOutput,
-};
+use lousho::model::{ModelError, ModelEvent, ModelRequest, ToolCall};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, Model, ToolAnnotations, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

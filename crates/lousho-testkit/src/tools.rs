@@ -1,6 +1,7 @@
 //! Small fixture tools with observable behaviour.
 
-use lousho::{DefinedTool, ToolContext, ToolOutput};
+use lousho::tool::DefinedTool;
+use lousho::{ToolContext, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

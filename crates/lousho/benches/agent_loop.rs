@@ -12,7 +12,9 @@
     missing_docs
 )]
 
-use lousho::{Agent, DefinedTool, ScriptedModel, ScriptedTurn, ToolContext};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, ToolContext};
 use serde_json::json;
 use std::time::{Duration, Instant};
 

@@ -16,7 +16,8 @@
     missing_docs
 )]
 
-use lousho::{ToolContext, fs_tools};
+use lousho::ToolContext;
+use lousho::builtin::fs_tools;
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;

@@ -11,7 +11,7 @@
 
 use futures::StreamExt;
 use lousho::model::{Anthropic, Model, ModelRequest, OpenAi, RetryPolicy};
-use lousho::{Message, ModelEvent};
+use lousho::model::{Message, ModelEvent};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::json;
 use std::time::{Duration, Instant};

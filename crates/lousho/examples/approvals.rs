@@ -8,10 +8,10 @@
 //! cargo run -p lousho --example approvals
 //! ```
 
-use lousho::{
-    Agent, Decisions, JsonSchema, PermissionResult, Permissions, RunState, RunStatus,
-    ScriptedModel, ScriptedTurn, ToolAnnotations, define_tool,
-};
+use lousho::agent::RunStatus;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::policy::{Decisions, PermissionResult};
+use lousho::{Agent, JsonSchema, Permissions, RunState, ToolAnnotations, define_tool};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -22,7 +22,7 @@ struct Path {
 }
 
 /// The agent's configuration; both "processes" build it the same way.
-fn build_agent(model: ScriptedModel) -> Result<Agent, lousho::BuildError> {
+fn build_agent(model: ScriptedModel) -> Result<Agent, lousho::agent::BuildError> {
     let read = define_tool("files__read", "Reads a file", |p: Path| async move {
         format!("contents of {}", p.path)
     })

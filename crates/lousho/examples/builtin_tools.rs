@@ -6,7 +6,9 @@
 //!
 //! Run: `cargo run -p lousho --example builtin_tools`
 
-use lousho::{Agent, ScriptedModel, ScriptedTurn, clock_tools, fs_tools, todo_tools};
+use lousho::Agent;
+use lousho::builtin::{clock_tools, fs_tools, todo_tools};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]

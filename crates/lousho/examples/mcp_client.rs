@@ -10,8 +10,10 @@
 
 use lousho::mcp::rmcp::ServiceExt;
 use lousho::mcp::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use lousho::mcp::{ConnectOptions, LoadOptions, McpServer, OnError, connect_mcp, load_mcp_tools};
-use lousho::{Agent, Approval, TestModel};
+use lousho::mcp::{ConnectOptions, LoadOptions, OnError, load_mcp_tools};
+use lousho::model::testing::TestModel;
+use lousho::{Agent, Approval};
+use lousho::{McpServer, connect_mcp};
 
 /// The stdio server to use: `$MCP_COMMAND`, or the filesystem server via npx.
 fn files_server() -> McpServer {

@@ -2,7 +2,7 @@
 //!
 //! Run: `cargo run --example quickstart`
 //!
-//! The `test` model ([`lousho::TestModel`]) calls every tool once with
+//! The `test` model ([`lousho::model::testing::TestModel`]) calls every tool once with
 //! arguments generated from its schema, then answers with what the tools
 //! returned — so this runs with no network and no API key. Swap in
 //! `"openai/gpt-4o-mini"` (and set `OPENAI_API_KEY`) for a real model.

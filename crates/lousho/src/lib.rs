@@ -38,11 +38,12 @@
 //!
 //! | concept | items |
 //! | --- | --- |
-//! | agents | [`Agent`], [`AgentBuilder`], [`RunRequest`] (`agent.send(..)`: `.await` it or `.stream()` it), [`Session`], [`Reply`], [`AgentEvent`] |
-//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`] |
-//! | models | [`Model`], [`TestModel`], [`ScriptedModel`], [`resolve_model`] |
-//! | approval | [`Approval`], [`Permissions`], [`ApprovalRequest`], [`Decisions`], [`RunState`] — the decision order is in [`policy`] |
-//! | built-in tools | [`fs_tools`], [`todo_tools`], [`clock_tools`], [`builtin`] |
+//! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`], [`AgentError`]; `agent.send(..)` returns an [`agent::RunRequest`] (`.await` it or `.stream()` it); the rest in [`agent`] |
+//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`async_trait`]; the rest in [`tool`] |
+//! | models | [`Model`]; providers, messages and `resolve_model` in [`model`]; `model::testing` has the offline `TestModel` and `ScriptedModel` |
+//! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
+//! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
+//! | built-in tools | `builtin` (`fs_tools`, `todo_tools`, `clock_tools`) |
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
@@ -61,34 +62,36 @@ pub mod policy;
 pub mod spec;
 pub mod tool;
 
-pub use agent::{
-    Agent, AgentBuilder, AgentError, AgentEvent, AgentStream, BuildError, Reply, RunRequest,
-    RunState, RunStateError, RunStatus, Session, ToolCallRecord,
-};
-#[cfg(feature = "builtin")]
-pub use builtin::{Workspace, clock_tools, fs_tools, todo_tools};
+// The headline names, one path each; everything else is reachable through
+// its module (`lousho::agent::…`, `lousho::model::…`, `lousho::policy::…`,
+// `lousho::tool::…`, `lousho::mcp::…`).
+#[doc(inline)]
+pub use agent::{Agent, AgentBuilder, AgentError, AgentEvent, Reply, RunState, Session};
 #[cfg(feature = "mcp-client")]
-pub use mcp::{McpServer, connect_mcp, load_mcp_tools};
+#[doc(inline)]
+pub use mcp::client::config::McpServer;
+#[cfg(feature = "mcp-client")]
+#[doc(inline)]
+pub use mcp::client::connect_mcp;
 #[cfg(feature = "mcp-server")]
-pub use mcp::{ServeOptions, serve_mcp};
-pub use model::{
-    Anthropic, Message, Model, ModelError, ModelEvent, ModelRequest, OpenAi, ScriptedModel,
-    ScriptedTurn, TestModel, ToolCall, Usage, resolve_model,
-};
-pub use policy::{
-    Approval, ApprovalDecision, ApprovalRequest, Decision, Decisions, PermissionResult,
-    PermissionRule, Permissions, ToolDecision,
-};
-pub use tool::{
-    Content, ConversationState, DefinedTool, IntoTools, Tool, ToolAnnotations, ToolContext,
-    ToolError, ToolOutput, ToolSet, ToolSpec, define_tool, define_tool_with_context,
-};
+#[doc(inline)]
+pub use mcp::server::{ServeOptions, serve_mcp};
+#[doc(inline)]
+pub use model::Model;
+#[doc(inline)]
+pub use policy::{Approval, Permissions};
+#[doc(inline)]
+pub use tool::{Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSet, define_tool};
 
+/// Implement [`Tool`] (or [`ToolSource`](tool::ToolSource)) on your own type
+/// with `#[lousho::async_trait]`.
+pub use async_trait::async_trait;
 /// The `schemars` crate, for `#[schemars(...)]` attributes on tool inputs.
 pub use schemars;
 /// Derive this on tool inputs (re-exported from `schemars`).
 pub use schemars::JsonSchema;
-/// The cancellation token type used by [`RunRequest::cancel`] and [`ToolContext`].
+/// The cancellation token type used by [`RunRequest::cancel`](agent::RunRequest::cancel)
+/// and [`ToolContext`].
 pub use tokio_util::sync::CancellationToken;
 
 /// The README's examples, compiled and run as doc tests so they cannot rot.
@@ -99,7 +102,7 @@ pub struct ReadmeDoctests;
 /// The common imports: `use lousho::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Agent, AgentEvent, Approval, JsonSchema, Reply, Tool, ToolAnnotations, ToolOutput,
-        define_tool,
+        Agent, AgentEvent, Approval, JsonSchema, Reply, Tool, ToolAnnotations, ToolContext,
+        ToolOutput, async_trait, define_tool,
     };
 }

@@ -10,11 +10,11 @@ pub mod server;
 pub use client::oauth;
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConnectOptions, LoadOptions, McpClient, McpError, McpServer, McpServers, OnError, ServerStatus,
-    ToolNaming, connect_mcp, load_mcp_tools,
+    ConnectOptions, LoadOptions, McpClient, McpError, McpServers, OnError, ServerStatus,
+    ToolNaming, load_mcp_tools,
 };
 #[cfg(feature = "mcp-server")]
-pub use server::{Auth, HttpOptions, McpServerHandle, McpTransport, ServeOptions, serve_mcp};
+pub use server::{Auth, HttpOptions, McpServerHandle, ServeTransport};
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for
 /// [`load_mcp_tools`] with a client you connected yourself. This is the only

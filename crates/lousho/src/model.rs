@@ -8,7 +8,7 @@
 //! OpenRouter, Ollama and any OpenAI-compatible server) and [`Anthropic`]
 //! (Messages API). [`resolve_model`] picks one from a `"vendor/model"` string.
 //!
-//! [`TestModel`] and [`ScriptedModel`] are deterministic models for testing
+//! [`testing::TestModel`] and [`testing::ScriptedModel`] are deterministic models for testing
 //! your own agents without a network or an API key.
 
 mod anthropic;
@@ -19,7 +19,7 @@ mod openai;
 mod provider;
 mod request;
 mod resolve;
-mod test;
+pub mod testing;
 
 pub use anthropic::{
     ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicBuilder, DEFAULT_MAX_TOKENS,
@@ -31,7 +31,6 @@ pub use openai::{OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAi, 
 pub use provider::{ApiKey, RetryNotice, RetryPolicy, SchemaProfile};
 pub use request::{ModelRequest, ModelSettings, ToolDefinition};
 pub use resolve::{ModelFactory, ModelRef, resolve_model, resolve_model_with_env};
-pub use test::{ScriptedModel, ScriptedTurn, TestModel, arguments_for_schema};
 
 use futures::stream::BoxStream;
 

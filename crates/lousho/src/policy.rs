@@ -22,7 +22,7 @@
 //!    denied with that message, `Ask` → step 4, `UsePolicy` → step 3. A
 //!    callback that panics denies.
 //! 3. **The tool's approval policy** ([`Approval`] on its
-//!    [`ToolSpec`](crate::ToolSpec)): `Annotations` (the default for MCP
+//!    [`ToolSpec`](crate::tool::ToolSpec)): `Annotations` (the default for MCP
 //!    tools) runs a tool with `readOnlyHint: true` or `destructiveHint: false`
 //!    and asks for everything else — a tool with no annotations asks, because
 //!    MCP's default is destructive; `Always` asks; `Never` runs (the default
@@ -33,7 +33,7 @@
 //!    gets an [`ApprovalRequest`] and answers [`ApprovalDecision`]: approve →
 //!    runs, deny → denied with the reason. With **no handler the run
 //!    pauses**: the reply's status is
-//!    [`RunStatus::Interrupted`](crate::RunStatus::Interrupted), it lists
+//!    [`RunStatus::Interrupted`](crate::agent::RunStatus::Interrupted), it lists
 //!    the pending calls, and its [`RunState`](crate::RunState) (JSON) is
 //!    resumed with [`Agent::resume`](crate::Agent::resume) and
 //!    [`Decisions`]. A pending call without an answer, or with a malformed

@@ -497,7 +497,7 @@ fn join_clean(dir: &Path, rel: &Path) -> PathBuf {
 fn check_model(model: &str) -> Result<(), String> {
     let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
     match crate::model::resolve_model_with_env(model, &fake_keys) {
-        Err(crate::ModelError::UnknownModel { .. }) => {
+        Err(crate::model::ModelError::UnknownModel { .. }) => {
             Err(format!("`{model}` is not a model string"))
         }
         _ => Ok(()),

@@ -16,8 +16,9 @@ use lousho::mcp::client::{
     ElicitationRequest, ElicitationResponse, IdpSettings, OAuthSettings, SigningAlgorithm,
 };
 use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
-use lousho::mcp::{ConnectOptions, McpServer, ServerStatus, connect_mcp};
+use lousho::mcp::{ConnectOptions, ServerStatus};
 use lousho::tool::ToolContext;
+use lousho::{McpServer, connect_mcp};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;

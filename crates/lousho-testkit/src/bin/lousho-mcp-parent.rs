@@ -6,7 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+use lousho::mcp::ConnectOptions;
+use lousho::{McpServer, connect_mcp};
 use std::io::Write;
 
 #[tokio::main]

@@ -1,6 +1,6 @@
 //! Launching the fixture server in tests.
 
-use lousho::mcp::McpServer;
+use lousho::McpServer;
 use lousho::{Tool, ToolContext, ToolOutput};
 use std::path::PathBuf;
 

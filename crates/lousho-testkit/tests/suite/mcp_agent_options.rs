@@ -2,9 +2,11 @@
 //! `AgentBuilder::mcp_options` and through a spec file's `mcp:` section.
 
 use super::fixture::{call, fixture, fixture_bin};
-use lousho::mcp::{ConnectOptions, McpServer, OnError, ToolNaming};
+use lousho::McpServer;
+use lousho::mcp::{ConnectOptions, OnError, ToolNaming};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::spec::SpecLoader;
-use lousho::{Agent, AgentBuilder, ScriptedModel, ScriptedTurn};
+use lousho::{Agent, AgentBuilder};
 use serde_json::json;
 
 fn echo_then_done(tool: &str) -> ScriptedModel {

@@ -1,7 +1,7 @@
 //! Server entries (de)serialise in the product's and Claude's shapes.
 
 use lousho::Approval;
-use lousho::mcp::McpServer;
+use lousho::McpServer;
 use lousho::mcp::client::{McpTransport, StderrMode, parse_mcp_servers, servers_from_value};
 use std::time::Duration;
 

@@ -5,8 +5,9 @@
 //! tool elicits and reports what came back.
 
 use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
-use lousho::mcp::{ConnectOptions, McpClient, McpServer, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpClient};
 use lousho::tool::ToolContext;
+use lousho::{McpServer, connect_mcp};
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams, ErrorData,

@@ -3,7 +3,8 @@
 //! real source, and the directory a stdio `cwd` names when it is missing.
 
 use super::fixture::{fixture, scratch};
-use lousho::mcp::{ConnectOptions, McpError, McpServer, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpError};
+use lousho::{McpServer, connect_mcp};
 use std::error::Error as _;
 use std::time::Duration;
 

@@ -2,8 +2,10 @@
 //! clear and bounded; nothing hangs.
 
 use super::fixture::{call, fixture, line_count, scratch};
-use lousho::mcp::{ConnectOptions, ServerStatus, connect_mcp};
-use lousho::{Agent, CancellationToken, ScriptedModel, ScriptedTurn, ToolContext};
+use lousho::connect_mcp;
+use lousho::mcp::{ConnectOptions, ServerStatus};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::{Agent, CancellationToken, ToolContext};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -233,7 +235,10 @@ async fn a_tool_dropped_by_its_caller_cancels_at_the_server() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     token.cancel();
     let r = task.await.unwrap();
-    assert!(matches!(r, Err(lousho::ToolError::Cancelled)), "{r:?}");
+    assert!(
+        matches!(r, Err(lousho::tool::ToolError::Cancelled)),
+        "{r:?}"
+    );
     let deadline = Instant::now() + Duration::from_secs(3);
     while line_count(&file) == 0 {
         assert!(

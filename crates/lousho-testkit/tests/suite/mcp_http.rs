@@ -1,7 +1,8 @@
 //! Streamable HTTP servers: tools, static headers, failures.
 
 use super::fixture::call;
-use lousho::mcp::{ConnectOptions, McpError, McpServer, ServerStatus, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpError, ServerStatus};
+use lousho::{McpServer, connect_mcp};
 use lousho_testkit::mcp_fixture::serve_http;
 use serde_json::json;
 

@@ -4,8 +4,10 @@
 //! missing peer fails the test; elsewhere it is skipped with a note.
 
 use super::fixture::call;
-use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
-use lousho::{Content, Tool};
+use lousho::Tool;
+use lousho::mcp::ConnectOptions;
+use lousho::tool::Content;
+use lousho::{McpServer, connect_mcp};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;

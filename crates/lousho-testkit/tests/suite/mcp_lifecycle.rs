@@ -1,8 +1,10 @@
 //! Connecting, sharing one connect, retrying, closing, lazy reconnects, status.
 
 use super::fixture::{call, fixture, line_count, logged_pids, scratch};
-use lousho::mcp::{ConnectOptions, McpServer, OnError, ServerStatus, connect_mcp};
-use lousho::{Agent, ScriptedModel, ScriptedTurn};
+use lousho::Agent;
+use lousho::mcp::{ConnectOptions, OnError, ServerStatus};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::{McpServer, connect_mcp};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -18,7 +20,7 @@ async fn concurrent_sends_share_one_connect() {
     let dir = scratch("share");
     let log = dir.join("spawns");
     let agent = Agent::builder()
-        .model(lousho::TestModel::new().call_tools(["fx__echo"]))
+        .model(lousho::model::testing::TestModel::new().call_tools(["fx__echo"]))
         .mcp_server(
             "fx",
             fixture("serve")

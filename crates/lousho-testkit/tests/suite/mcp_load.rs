@@ -4,7 +4,8 @@ use super::fixture::{call, fixture_bin};
 use lousho::mcp::rmcp::ServiceExt;
 use lousho::mcp::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use lousho::mcp::{LoadOptions, load_mcp_tools};
-use lousho::{Agent, Approval, ScriptedModel, ScriptedTurn};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::{Agent, Approval};
 use serde_json::json;
 
 #[tokio::test]

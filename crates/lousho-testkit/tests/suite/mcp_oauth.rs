@@ -5,8 +5,9 @@
 
 use lousho::mcp::client::OAuthSettings;
 use lousho::mcp::oauth::{self, FileTokenStore, MemoryTokenStore, OAuthError, TokenStore};
-use lousho::mcp::{ConnectOptions, McpError, McpServer, ServerStatus, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpError, ServerStatus};
 use lousho::tool::ToolContext;
+use lousho::{McpServer, connect_mcp};
 use lousho_testkit::oauth_fixture::{approve_in_background, free_port, serve_oauth};
 use serde_json::json;
 use std::sync::Arc;

@@ -6,8 +6,9 @@
 
 use lousho::mcp::client::{IdpSettings, OAuthSettings};
 use lousho::mcp::oauth::MemoryTokenStore;
-use lousho::mcp::{ConnectOptions, McpClient, McpError, McpServer, ServerStatus, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
 use lousho::tool::ToolContext;
+use lousho::{McpServer, connect_mcp};
 use lousho_testkit::oauth_fixture::{
     IDP_CLIENT_ID, IDP_CLIENT_SECRET, MachineClient, OAuthFixture, serve_oauth_with,
 };

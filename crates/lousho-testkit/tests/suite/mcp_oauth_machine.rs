@@ -6,8 +6,9 @@
 
 use lousho::mcp::client::OAuthSettings;
 use lousho::mcp::oauth::{self, FileTokenStore, MemoryTokenStore, TokenStore};
-use lousho::mcp::{ConnectOptions, McpClient, McpError, McpServer, ServerStatus, connect_mcp};
+use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
 use lousho::tool::ToolContext;
+use lousho::{McpServer, connect_mcp};
 use lousho_testkit::oauth_fixture::{
     MachineClient, OAuthFixture, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, serve_oauth_with,
 };

@@ -1,7 +1,8 @@
 //! Process hygiene: process groups, no orphans, no zombies.
 
 use super::fixture::{fixture, logged_pids, process_exists, processes_tagged, scratch, unique_tag};
-use lousho::mcp::{ConnectOptions, McpClient, connect_mcp};
+use lousho::connect_mcp;
+use lousho::mcp::{ConnectOptions, McpClient};
 use std::time::Duration;
 
 async fn settle(pids: &[u32]) -> Vec<u32> {

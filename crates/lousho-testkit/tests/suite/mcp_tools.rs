@@ -1,9 +1,11 @@
 //! MCP tools as lousho tools: names, specs, approvals, results, list changes.
 
 use super::fixture::{call, capture_logs, fixture};
-use lousho::mcp::{ConnectOptions, McpError, ToolNaming, connect_mcp};
+use lousho::Approval;
+use lousho::connect_mcp;
+use lousho::mcp::{ConnectOptions, McpError, ToolNaming};
+use lousho::tool::Content;
 use lousho::tool::ToolOrigin;
-use lousho::{Approval, Content};
 use serde_json::json;
 use std::time::Duration;
 
@@ -226,7 +228,8 @@ async fn list_changed_refreshes_the_tools() {
 
 #[tokio::test]
 async fn list_changed_reaches_an_agent_between_turns() {
-    use lousho::{Agent, ScriptedModel, ScriptedTurn};
+    use lousho::Agent;
+    use lousho::model::testing::{ScriptedModel, ScriptedTurn};
     let model = ScriptedModel::new([
         ScriptedTurn::tool_call("fx__add_tool", json!({"text": "late"})),
         ScriptedTurn::tool_call("fx__late", json!({})).delay(Duration::from_millis(300)),

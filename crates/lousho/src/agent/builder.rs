@@ -40,7 +40,7 @@ pub struct AgentBuilder {
 impl AgentBuilder {
     /// The model: a `"vendor/model"` string (`"openai/gpt-4o-mini"`,
     /// `"anthropic/…"`, `"openrouter/<vendor>/<model>"`, `"ollama/…"`, `"test"`)
-    /// or a [`Model`](crate::Model) value (a provider, a [`ScriptedModel`](crate::ScriptedModel)).
+    /// or a [`Model`](crate::Model) value (a provider, a [`ScriptedModel`](crate::model::testing::ScriptedModel)).
     pub fn model(mut self, model: impl Into<ModelRef>) -> Self {
         self.model = Some(model.into());
         self
@@ -88,7 +88,7 @@ impl AgentBuilder {
     /// [`Agent::ready`] or the first run, all in parallel, and
     /// [`Agent::close`] stops them (a later run reconnects).
     #[cfg(feature = "mcp-client")]
-    pub fn mcp_server(mut self, name: impl Into<String>, server: crate::mcp::McpServer) -> Self {
+    pub fn mcp_server(mut self, name: impl Into<String>, server: crate::McpServer) -> Self {
         self.mcp_servers.insert(name.into(), server);
         self
     }
@@ -97,7 +97,7 @@ impl AgentBuilder {
     #[cfg(feature = "mcp-client")]
     pub fn mcp_servers<I, N>(mut self, servers: I) -> Self
     where
-        I: IntoIterator<Item = (N, crate::mcp::McpServer)>,
+        I: IntoIterator<Item = (N, crate::McpServer)>,
         N: Into<String>,
     {
         self.mcp_servers
@@ -125,7 +125,7 @@ impl AgentBuilder {
     ///             .on_error(OnError::Skip),
     ///     )
     ///     .build()?;
-    /// # Ok::<(), lousho::BuildError>(())
+    /// # Ok::<(), lousho::agent::BuildError>(())
     /// ```
     #[cfg(feature = "mcp-client")]
     pub fn mcp_options(mut self, options: crate::mcp::ConnectOptions) -> Self {
@@ -177,7 +177,7 @@ impl AgentBuilder {
 
     /// Sets the approval handler: asked for every call that needs approval,
     /// it answers approve or deny. Without one, such a run pauses and
-    /// returns [`RunStatus::Interrupted`](crate::RunStatus::Interrupted).
+    /// returns [`RunStatus::Interrupted`](crate::agent::RunStatus::Interrupted).
     pub fn approval_handler<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,

@@ -52,7 +52,7 @@ pub enum AgentError {
     #[error("the run was cancelled")]
     Cancelled,
     /// The run did not finish within its
-    /// [`timeout`](crate::RunRequest::timeout).
+    /// [`timeout`](crate::agent::RunRequest::timeout).
     #[error(
         "the run did not finish within its timeout of {timeout:?}; raise the timeout or ask for less"
     )]

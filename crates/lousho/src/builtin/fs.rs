@@ -45,7 +45,7 @@ pub const FS_TOOL_NAMES: [&str; 4] = ["read_file", "list_dir", "glob", "grep"];
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let tools = lousho::fs_tools(".")?;
+/// let tools = lousho::builtin::fs_tools(".")?;
 /// assert_eq!(tools.names().collect::<Vec<_>>(), ["glob", "grep", "list_dir", "read_file"]);
 /// # Ok(()) }
 /// ```

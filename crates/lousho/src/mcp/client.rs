@@ -9,7 +9,7 @@
 //! - [`load_mcp_tools`]: tools from an rmcp client you connected yourself.
 
 mod call;
-pub mod config;
+pub(crate) mod config;
 mod connect;
 mod connection;
 mod elicitation;
@@ -27,9 +27,9 @@ mod stdout_watch;
 mod tool;
 
 pub use config::{
-    ConfigError, HttpTransport, IdpSettings, McpConfigFile, McpServer, McpServers, McpTransport,
-    OAuthGrant, OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter,
-    parse_mcp_servers, servers_from_value,
+    ConfigError, HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant,
+    OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, parse_mcp_servers,
+    servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;

@@ -70,7 +70,7 @@ pub use handle::McpServerHandle;
 pub use options::{
     Auth, BearerToken, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
     DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LINE_BYTES,
-    HttpOptions, McpTransport, ServeOptions,
+    HttpOptions, ServeOptions, ServeTransport,
 };
 
 use crate::policy::Decision;
@@ -182,8 +182,8 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     });
 
     match transport {
-        McpTransport::Stdio => Ok(handle::spawn_stdio(server, max_line_bytes, shutdown)),
-        McpTransport::Http(http_options) => {
+        ServeTransport::Stdio => Ok(handle::spawn_stdio(server, max_line_bytes, shutdown)),
+        ServeTransport::Http(http_options) => {
             let listener = http::bind(&http_options).await?;
             let bound = listener.local_addr()?;
             if auth.is_none() && !http::is_loopback(&http_options.host) {

@@ -118,7 +118,7 @@ pub enum ModelError {
     /// The request was cancelled.
     #[error("cancelled")]
     Cancelled,
-    /// A [`ScriptedModel`](crate::ScriptedModel) ran out of turns, or its script
+    /// A [`ScriptedModel`](crate::model::testing::ScriptedModel) ran out of turns, or its script
     /// said to fail.
     #[error("scripted model: {0}")]
     Scripted(String),

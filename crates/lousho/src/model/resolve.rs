@@ -1,5 +1,6 @@
 use super::provider::{EnvLookup, process_env};
-use super::{Anthropic, Model, ModelError, OpenAi, TestModel};
+use super::testing::TestModel;
+use super::{Anthropic, Model, ModelError, OpenAi};
 use std::fmt;
 use std::sync::Arc;
 

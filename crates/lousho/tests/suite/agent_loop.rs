@@ -1,11 +1,10 @@
 //! The agent loop: turns, concurrency, cancellation, errors.
 
 use futures::StreamExt;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Part, Role};
-use lousho::{
-    Agent, AgentError, AgentEvent, CancellationToken, DefinedTool, ScriptedModel, ScriptedTurn,
-    ToolContext,
-};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentError, AgentEvent, CancellationToken, ToolContext};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,12 +2,12 @@
 //! approval-requested event.
 
 use futures::StreamExt;
+use lousho::agent::RunStatus;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::policy::{ApprovalDecision, ApprovalRequest};
 use lousho::policy::{Decision, DecisionReason};
 use lousho::tool::ToolOrigin;
-use lousho::{
-    Agent, AgentEvent, Approval, ApprovalDecision, ApprovalRequest, RunStatus, ScriptedModel,
-    ScriptedTurn, ToolAnnotations,
-};
+use lousho::{Agent, AgentEvent, Approval, ToolAnnotations};
 use lousho_testkit::tools::counting_echo;
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -113,7 +113,7 @@ async fn static_decision_names_the_policy_or_rule() {
         .tool(counting_echo("a", calls.clone()).approval(Approval::Annotations))
         .tool(counting_echo("b", calls.clone()).needs_approval(true))
         .tool(counting_echo("c", calls.clone()))
-        .permission_rule(lousho::PermissionRule::deny("c"))
+        .permission_rule(lousho::policy::PermissionRule::deny("c"))
         .build()
         .unwrap();
     let a = agent.tool_decision("a");

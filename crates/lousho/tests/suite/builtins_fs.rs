@@ -1,7 +1,8 @@
 //! The file tools on temp trees: what they return, what they skip, their caps.
 
 use lousho::builtin::{FsLimits, Workspace, builtin_tools, fs_tools};
-use lousho::{Agent, ScriptedModel, ScriptedTurn, ToolContext, ToolSet};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::{Agent, ToolContext, ToolSet};
 use serde_json::{Value, json};
 use std::path::Path;
 use tempfile::TempDir;
@@ -530,7 +531,7 @@ async fn a_cancelled_call_returns_cancelled() {
         .call(json!({"pattern": "x"}), ctx)
         .await;
     assert!(
-        matches!(result, Err(lousho::ToolError::Cancelled)),
+        matches!(result, Err(lousho::tool::ToolError::Cancelled)),
         "{result:?}"
     );
 }

@@ -2,7 +2,8 @@
 
 use super::builtins_fs::{call, ok};
 use lousho::builtin::{TodoItem, TodoStatus, todo_list, todo_tools};
-use lousho::{Agent, ScriptedModel, ScriptedTurn, ToolSet};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::{Agent, ToolSet};
 use serde_json::{Value, json};
 
 /// What the model sees of each tool: name, description, schema, hints.

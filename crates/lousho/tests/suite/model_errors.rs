@@ -3,12 +3,13 @@
 
 use super::providers_common::SECRET;
 use futures::StreamExt;
+use lousho::Model;
 use lousho::model::{Anthropic, OpenAi};
-use lousho::{Model, ModelError, ModelRequest};
+use lousho::model::{ModelError, ModelRequest};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 
 async fn first_error(model: &dyn Model) -> ModelError {
-    let request = ModelRequest::new(vec![lousho::Message::user("hi")]);
+    let request = ModelRequest::new(vec![lousho::model::Message::user("hi")]);
     let mut stream = model.stream(&request);
     loop {
         match stream.next().await {

@@ -1,8 +1,12 @@
 //! The deterministic models: TestModel and ScriptedModel.
 
 use futures::StreamExt;
-use lousho::model::{ModelRequest, ToolDefinition, arguments_for_schema};
-use lousho::{Agent, DefinedTool, Model, ModelEvent, ScriptedModel, ScriptedTurn, TestModel};
+use lousho::model::ModelEvent;
+use lousho::model::testing::arguments_for_schema;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn, TestModel};
+use lousho::model::{ModelRequest, ToolDefinition};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, Model};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -153,12 +157,14 @@ async fn test_model_can_call_a_chosen_subset() {
 
 #[test]
 fn model_strings_resolve_to_the_test_model() {
-    assert_eq!(lousho::resolve_model("test").unwrap().name(), "test");
+    assert_eq!(lousho::model::resolve_model("test").unwrap().name(), "test");
     assert_eq!(
-        lousho::resolve_model("test/anything").unwrap().name(),
+        lousho::model::resolve_model("test/anything")
+            .unwrap()
+            .name(),
         "test/anything"
     );
-    assert!(lousho::resolve_model("nosuchvendor/x").is_err());
+    assert!(lousho::model::resolve_model("nosuchvendor/x").is_err());
 }
 
 #[tokio::test]

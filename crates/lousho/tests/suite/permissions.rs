@@ -1,7 +1,10 @@
 //! Permission rules (deny > ask > allow, globs) and the `can_use_tool` callback.
 
+use lousho::agent::RunStatus;
 use lousho::model::ToolResult;
-use lousho::{Agent, PermissionResult, Permissions, RunStatus, ScriptedModel, ScriptedTurn};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::policy::PermissionResult;
+use lousho::{Agent, Permissions};
 use lousho_testkit::tools::counting_echo;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,15 +107,15 @@ async fn globs_match_full_tool_names() {
         .unwrap();
     assert_eq!(
         agent.tool_decision("docs__search").decision,
-        lousho::Decision::Run
+        lousho::policy::Decision::Run
     );
     assert_eq!(
         agent.tool_decision("mcp__postgres__exec").decision,
-        lousho::Decision::Deny
+        lousho::policy::Decision::Deny
     );
     assert_eq!(
         agent.tool_decision("files__read").decision,
-        lousho::Decision::Run
+        lousho::policy::Decision::Run
     );
     let reply = agent.send("go").await.unwrap();
     assert_eq!(reply.status, RunStatus::Completed);

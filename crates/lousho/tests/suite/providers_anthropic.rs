@@ -6,11 +6,10 @@ use futures::StreamExt;
 use lousho::model::{
     Anthropic, AnthropicBuilder, FinishReason, ModelSettings, resolve_model_with_env,
 };
+use lousho::model::{Message, ModelError, ModelEvent, ModelRequest, ToolCall, Usage};
 use lousho::tool::Content;
-use lousho::{
-    Agent, AgentError, AgentEvent, CancellationToken, DefinedTool, Message, Model, ModelError,
-    ModelEvent, ModelRequest, ToolCall, ToolContext, ToolOutput, Usage,
-};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentError, AgentEvent, CancellationToken, Model, ToolContext, ToolOutput};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -1,12 +1,13 @@
 //! What both HTTP providers share: model strings, keys, secrets, tool-schema
 //! normalisation. Also the helpers the provider test modules use.
 
+use lousho::agent::BuildError;
+use lousho::model::ModelError;
 use lousho::model::{
     Anthropic, ApiKey, ModelRef, OpenAi, RetryNotice, RetryPolicy, resolve_model_with_env,
 };
-use lousho::{
-    Agent, BuildError, DefinedTool, JsonSchema, ModelError, ToolContext, ToolOutput, define_tool,
-};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, JsonSchema, ToolContext, ToolOutput, define_tool};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -4,10 +4,8 @@
 use super::providers_common::{SECRET, fast_retry, weather_tool};
 use futures::StreamExt;
 use lousho::model::{FinishReason, OpenAi, OpenAiBuilder};
-use lousho::{
-    Agent, AgentError, AgentEvent, CancellationToken, Message, Model, ModelError, ModelEvent,
-    ModelRequest, ToolCall, Usage,
-};
+use lousho::model::{Message, ModelError, ModelEvent, ModelRequest, ToolCall, Usage};
+use lousho::{Agent, AgentError, AgentEvent, CancellationToken, Model};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -531,7 +529,7 @@ async fn images_go_as_image_parts_and_failed_tool_results_say_so() {
         .reply(MockReply::text_reply("I see a cat; the tool failed."))
         .start()
         .await;
-    let failing = lousho::DefinedTool::from_json(
+    let failing = lousho::tool::DefinedTool::from_json(
         "explode",
         "Always fails",
         json!({"type": "object", "properties": {}}),

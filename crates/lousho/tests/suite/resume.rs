@@ -1,11 +1,12 @@
 //! Pausing for approval and resuming, in the same or a new `Agent`.
 
 use futures::StreamExt;
+use lousho::agent::{RunStateError, RunStatus};
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Role, ToolResult};
-use lousho::{
-    Agent, AgentError, AgentEvent, Decisions, DefinedTool, RunState, RunStateError, RunStatus,
-    ScriptedModel, ScriptedTurn, ToolContext, ToolOutput,
-};
+use lousho::policy::Decisions;
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentError, AgentEvent, RunState, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,7 +98,7 @@ async fn pause_in_first_process() -> (Process, String, String) {
     (first, json, call_id)
 }
 
-fn tool_results(messages: &[lousho::Message]) -> Vec<ToolResult> {
+fn tool_results(messages: &[lousho::model::Message]) -> Vec<ToolResult> {
     messages
         .iter()
         .filter(|m| m.role == Role::Tool)

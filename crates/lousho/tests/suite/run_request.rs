@@ -2,10 +2,11 @@
 //! options (max turns, timeout, approval handler) apply to that run only.
 
 use futures::StreamExt;
-use lousho::{
-    Agent, AgentError, AgentEvent, ApprovalDecision, DefinedTool, RunStatus, ScriptedModel,
-    ScriptedTurn, ToolContext,
-};
+use lousho::agent::RunStatus;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::policy::ApprovalDecision;
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentError, AgentEvent, ToolContext};
 use lousho_testkit::tools::counting_echo;
 use serde_json::json;
 use std::sync::Arc;

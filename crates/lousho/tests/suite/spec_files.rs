@@ -1,6 +1,6 @@
 //! Agent spec files: loading, interpolation, `.mcp.json`, and the JSON Schema.
 
-use lousho::mcp::McpServer;
+use lousho::McpServer;
 use lousho::mcp::client::McpTransport;
 use lousho::spec::{SpecErrorKind, SpecLoader, spec_json_schema};
 use serde_json::Value;
@@ -101,7 +101,7 @@ fn a_spec_becomes_an_agent_with_its_tools_rules_and_servers() {
     assert!(agent.tool("list_dir").is_some());
     assert_eq!(
         agent.tool_decision("day_name").decision,
-        lousho::Decision::Deny
+        lousho::policy::Decision::Deny
     );
 }
 

@@ -1,9 +1,9 @@
 //! The tool system: typed inputs, names, sets.
 
-use lousho::{
-    Agent, AgentBuilder, BuildError, DefinedTool, JsonSchema, ScriptedModel, ScriptedTurn, Tool,
-    ToolContext, ToolSet, define_tool,
-};
+use lousho::agent::BuildError;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentBuilder, JsonSchema, Tool, ToolContext, ToolSet, define_tool};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -215,20 +215,20 @@ async fn a_tool_error_returned_by_a_closure_passes_through_unchanged() {
     #[derive(Deserialize, JsonSchema)]
     struct Empty {}
     let tool = define_tool("stop", "Stops", |_: Empty| async {
-        Err::<String, _>(lousho::ToolError::Cancelled)
+        Err::<String, _>(lousho::tool::ToolError::Cancelled)
     });
     let err = tool
         .call(json!({}), ToolContext::new("1"))
         .await
         .unwrap_err();
-    assert!(matches!(err, lousho::ToolError::Cancelled), "{err:?}");
+    assert!(matches!(err, lousho::tool::ToolError::Cancelled), "{err:?}");
 
     let io = define_tool("io", "Fails with io", |_: Empty| async {
         Err::<String, _>(std::io::Error::other("disk on fire"))
     });
     let err = io.call(json!({}), ToolContext::new("2")).await.unwrap_err();
     assert!(
-        matches!(err, lousho::ToolError::Failed(ref m) if m == "disk on fire"),
+        matches!(err, lousho::tool::ToolError::Failed(ref m) if m == "disk on fire"),
         "{err:?}"
     );
 }

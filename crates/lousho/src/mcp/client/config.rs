@@ -47,7 +47,7 @@ pub type McpServers = BTreeMap<String, McpServer>;
 /// tools are exposed.
 ///
 /// ```
-/// use lousho::mcp::McpServer;
+/// use lousho::McpServer;
 /// use lousho::Approval;
 /// let files = McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]);
 /// let docs = McpServer::http("https://example.com/mcp")

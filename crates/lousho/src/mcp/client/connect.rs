@@ -144,7 +144,8 @@ impl fmt::Debug for McpClient {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use lousho::mcp::{connect_mcp, ConnectOptions, McpServer, OnError};
+/// use lousho::{McpServer, connect_mcp};
+/// use lousho::mcp::{ConnectOptions, OnError};
 /// let mcp = connect_mcp(
 ///     [("files", McpServer::stdio("npx").args(["-y", "@modelcontextprotocol/server-filesystem", "."]))],
 ///     ConnectOptions::default().on_error(OnError::Skip),

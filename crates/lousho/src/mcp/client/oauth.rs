@@ -18,7 +18,8 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use lousho::mcp::oauth::{self, FileTokenStore, TokenStore};
 //! use lousho::mcp::client::OAuthSettings;
-//! use lousho::mcp::{ConnectOptions, McpServer, connect_mcp};
+//! use lousho::{McpServer, connect_mcp};
+//! use lousho::mcp::ConnectOptions;
 //! use std::sync::Arc;
 //! let entry = McpServer::http("https://mcp.example.com/mcp")
 //!     .oauth(OAuthSettings::new("http://127.0.0.1:8765/callback"));

@@ -123,7 +123,7 @@ mod tests {
     use crate::define_tool;
     use crate::policy::Permissions;
 
-    fn tool(name: &str) -> crate::DefinedTool {
+    fn tool(name: &str) -> crate::tool::DefinedTool {
         define_tool(name, "d", |_: Value| async { "x" })
     }
 

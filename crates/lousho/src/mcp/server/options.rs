@@ -1,4 +1,4 @@
-//! What `serve_mcp` serves, and how: [`ServeOptions`], [`McpTransport`],
+//! What `serve_mcp` serves, and how: [`ServeOptions`], [`ServeTransport`],
 //! [`HttpOptions`] and [`Auth`].
 
 use crate::Agent;
@@ -29,13 +29,13 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
 /// What to serve over MCP and how. Pass it to [`serve_mcp`](super::serve_mcp).
 ///
 /// ```
-/// use lousho::{Agent, mcp::server::{ServeOptions, McpTransport, HttpOptions}};
+/// use lousho::{Agent, mcp::server::{ServeOptions, ServeTransport, HttpOptions}};
 /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let agent = Agent::builder().model("test").build()?;
 /// let options = ServeOptions::new(agent)
 ///     .name("support-bot")
 ///     .description("Ask the support agent a question")
-///     .transport(McpTransport::Http(HttpOptions::new().port(0)));
+///     .transport(ServeTransport::Http(HttpOptions::new().port(0)));
 /// # let _ = options; Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -46,7 +46,7 @@ pub struct ServeOptions {
     pub(crate) description: Option<String>,
     pub(crate) tool_name: Option<String>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
-    pub(crate) transport: McpTransport,
+    pub(crate) transport: ServeTransport,
     pub(crate) auth: Option<Auth>,
     pub(crate) allow_approval_tools: bool,
     pub(crate) max_line_bytes: usize,
@@ -84,7 +84,7 @@ impl ServeOptions {
             description: None,
             tool_name: None,
             tools: Vec::new(),
-            transport: McpTransport::Stdio,
+            transport: ServeTransport::Stdio,
             auth: None,
             allow_approval_tools: false,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -125,16 +125,16 @@ impl ServeOptions {
         self
     }
 
-    /// Where to serve (default: [`McpTransport::Stdio`]).
-    pub fn transport(mut self, transport: McpTransport) -> Self {
+    /// Where to serve (default: [`ServeTransport::Stdio`]).
+    pub fn transport(mut self, transport: ServeTransport) -> Self {
         self.transport = transport;
         self
     }
 
     /// Serves Streamable HTTP with these options (shorthand for
-    /// `transport(McpTransport::Http(http))`).
+    /// `transport(ServeTransport::Http(http))`).
     pub fn http(self, http: HttpOptions) -> Self {
-        self.transport(McpTransport::Http(http))
+        self.transport(ServeTransport::Http(http))
     }
 
     /// Requires this authentication (HTTP only).
@@ -162,7 +162,7 @@ impl ServeOptions {
 /// How the server is reached.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub enum McpTransport {
+pub enum ServeTransport {
     /// Newline-delimited JSON-RPC on stdin/stdout (what Claude Code and
     /// Cursor spawn). Only the protocol is written to stdout; EOF on stdin
     /// shuts the server down.

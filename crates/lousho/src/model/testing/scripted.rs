@@ -130,7 +130,7 @@ struct Inner {
 /// the agent sent:
 ///
 /// ```
-/// # use lousho::{ScriptedModel, ScriptedTurn};
+/// # use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 /// let model = ScriptedModel::new([ScriptedTurn::text("hello")]);
 /// let handle = model.clone();
 /// // … build an agent with `model`, send …

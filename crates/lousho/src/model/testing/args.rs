@@ -7,7 +7,7 @@ const MAX_DEPTH: usize = 16;
 /// `multipleOf`), strings of a valid length and common `format`s, arrays with
 /// `minItems` items. `$ref`s into `$defs`/`definitions` are followed.
 ///
-/// [`TestModel`](crate::TestModel) calls tools with these.
+/// [`TestModel`](crate::model::testing::TestModel) calls tools with these.
 pub fn arguments_for_schema(schema: &Value) -> Value {
     generate(schema, schema, 0)
 }

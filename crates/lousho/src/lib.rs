@@ -45,6 +45,19 @@
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
 //! | built-in tools | `builtin` (`fs_tools`, `todo_tools`, `clock_tools`) |
 //!
+//! ## Cargo features
+//!
+//! Each layer can be left out; all are on by default. With none, lousho is
+//! the agent loop, your own tools and the model providers.
+//!
+//! | feature | what it adds |
+//! | --- | --- |
+//! | `mcp-client` | use MCP servers: `connect_mcp`, `AgentBuilder::mcp_server`, `load_mcp_tools` |
+//! | `mcp-server` | serve an agent over MCP: `serve_mcp` (stdio, Streamable HTTP) |
+//! | `oauth` | OAuth sign-in for HTTP MCP servers (`mcp::oauth`); implies `mcp-client` |
+//! | `builtin` | the built-in tools: `fs_tools`, `todo_tools`, `clock_tools` |
+//! | `spec` | agent spec files (`spec`); servers and built-ins in a file need their features |
+//!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]

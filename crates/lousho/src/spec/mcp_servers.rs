@@ -176,3 +176,35 @@ pub(super) fn connect_options(file: McpOptionsFile) -> ConnectOptions {
     }
     options
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::SpecLoader;
+
+    #[test]
+    fn a_file_without_servers_loads_in_every_build() {
+        let spec = SpecLoader::new()
+            .without_env()
+            .parse("model: test\nmcpServers: {}\n", "agent.yaml")
+            .unwrap();
+        assert_eq!(spec.model.as_deref(), Some("test"));
+    }
+
+    #[cfg(not(feature = "builtin"))]
+    #[test]
+    fn built_in_tools_without_the_feature_are_an_error_naming_it() {
+        use crate::spec::SpecErrorKind;
+        let e = SpecLoader::new()
+            .without_env()
+            .parse("model: test\ntools: [read_file]\n", "agent.yaml")
+            .unwrap_err();
+        assert_eq!(
+            *e.kind,
+            SpecErrorKind::MissingFeature {
+                feature: "builtin",
+                needed_for: "built-in tools"
+            }
+        );
+        assert!(e.to_string().contains("`builtin` cargo feature"), "{e}");
+    }
+}

@@ -6,7 +6,6 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// An agent spec file (YAML). Keys are the TypeScript edition's, so one file
@@ -45,7 +44,7 @@ pub(crate) struct SpecFile {
 /// Without the `mcp-client` feature the entries are kept as plain values:
 /// a file that names any is an error naming the feature.
 #[cfg(not(feature = "mcp-client"))]
-type McpServers = BTreeMap<String, serde_json::Value>;
+type McpServers = std::collections::BTreeMap<String, serde_json::Value>;
 
 /// `mcpServers`: a map of entries, or a path to a `.mcp.json`.
 #[derive(Debug)]
@@ -80,7 +79,12 @@ impl JsonSchema for McpServersField {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let entry = generator.subschema_for::<McpServerEntry>();
+        #[cfg(feature = "mcp-client")]
+        let entry = generator.subschema_for::<crate::mcp::client::config::RawEntry>();
+        // Without the client the entries are not read (a file with any is an
+        // error naming the feature), so their shape is left open.
+        #[cfg(not(feature = "mcp-client"))]
+        let entry = generator.subschema_for::<serde_json::Map<String, serde_json::Value>>();
         json_schema!({
             "oneOf": [
                 { "type": "object", "additionalProperties": entry },
@@ -88,146 +92,6 @@ impl JsonSchema for McpServersField {
             ]
         })
     }
-}
-
-/// One MCP server entry, for the schema only (the client's config reads it;
-/// a test checks the two agree).
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(rename = "McpServer")]
-pub(crate) struct McpServerEntry {
-    /// `stdio` or `http` (optional: `command` means stdio, `url` means http).
-    #[serde(rename = "type")]
-    kind: Option<EntryKind>,
-    /// stdio: the program (looked up on PATH; a relative path is relative to this file).
-    command: Option<String>,
-    /// stdio: its arguments.
-    args: Option<Vec<String>>,
-    /// stdio: variables added to the inherited environment.
-    env: Option<BTreeMap<String, String>>,
-    /// stdio: the working directory (default: this file's folder).
-    cwd: Option<String>,
-    /// stdio: `inherit` (default) or `capture` (kept for error messages).
-    stderr: Option<StderrKind>,
-    /// stdio: the size of the captured stderr tail.
-    stderr_capture_bytes: Option<usize>,
-    /// http: the Streamable HTTP endpoint.
-    url: Option<String>,
-    /// http: static headers sent on every request.
-    headers: Option<BTreeMap<String, String>>,
-    /// When its tools need approval (default `annotations`).
-    approval: Option<ApprovalKind>,
-    /// Which of its tools to expose, by bare name (globs: `*`, `?`, `[..]`, `{a,b}`).
-    tools: Option<ToolFilterEntry>,
-    /// How long connecting may take (default 30000).
-    startup_timeout_ms: Option<u64>,
-    /// How long one call may take (default 60000).
-    call_timeout_ms: Option<u64>,
-    /// http: OAuth sign-in settings.
-    oauth: Option<OAuthEntry>,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum EntryKind {
-    Stdio,
-    Http,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum StderrKind {
-    Inherit,
-    Capture,
-}
-
-/// `annotations` (ask unless read-only or not destructive), `always` or `never`.
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum ApprovalKind {
-    Annotations,
-    Always,
-    Never,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ToolFilterEntry {
-    /// Only these tools (empty: all).
-    allow: Option<Vec<String>>,
-    /// Never these tools.
-    deny: Option<Vec<String>>,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct OAuthEntry {
-    /// `authorization_code` (default: an operator signs in once with `lousho
-    /// login`), `client_credentials` (machine to machine: no sign-in) or
-    /// `enterprise_managed` (the user's ID token from the company's IdP).
-    grant: Option<GrantKind>,
-    /// authorization_code: where the authorization server sends the browser
-    /// back (a loopback URL with a port for `lousho login`).
-    redirect_uri: Option<String>,
-    /// A pre-registered client id (required for client_credentials and enterprise_managed).
-    client_id: Option<String>,
-    /// Scopes to request (default: what the server asks for).
-    scopes: Option<Vec<String>>,
-    /// The pre-registered client's secret.
-    client_secret: Option<String>,
-    /// authorization_code: an HTTPS client ID metadata document URL.
-    client_metadata_url: Option<String>,
-    /// private_key_jwt (client_credentials, enterprise_managed): the private key (PEM).
-    private_key_pem: Option<String>,
-    /// private_key_jwt (client_credentials, enterprise_managed): a PEM key file (relative to this file).
-    private_key_file: Option<String>,
-    /// How the private_key_jwt assertion is signed (default ES256).
-    signing_algorithm: Option<SigningAlgorithmKind>,
-    /// enterprise_managed: the enterprise identity provider and the user's ID token.
-    idp: Option<IdpEntry>,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct IdpEntry {
-    /// The identity provider's issuer URL.
-    issuer: String,
-    /// Its token endpoint (default: from its OpenID configuration).
-    token_endpoint: Option<String>,
-    /// This app's client id at the identity provider.
-    client_id: String,
-    /// That client's secret.
-    client_secret: Option<String>,
-    /// The user's ID token (e.g. `${ID_TOKEN}`).
-    id_token: Option<String>,
-    /// A file with the user's ID token, read at every exchange (relative to this file).
-    id_token_file: Option<String>,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-enum GrantKind {
-    AuthorizationCode,
-    ClientCredentials,
-    EnterpriseManaged,
-}
-
-#[allow(dead_code)]
-#[derive(JsonSchema)]
-enum SigningAlgorithmKind {
-    ES256,
-    ES384,
-    RS256,
-    RS384,
-    RS512,
 }
 
 /// `mcp: { naming, lazy, onError }`: the options of `connect_mcp`, for the

@@ -22,6 +22,7 @@
 use crate::tool::Approval;
 use crate::tool::ToolAnnotations;
 use crate::tool::name::compile_name_globs;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -127,8 +128,12 @@ pub enum StderrMode {
 /// Patterns are globs in the permission rules' dialect: `*` any run of
 /// characters, `?` one character, `[abc]`, `{a,b}`. `deny` wins over
 /// `allow`; an empty `allow` allows everything.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    rename = "ToolFilterEntry",
+    description = "Which tools of a server to expose, by bare name; `deny` wins over `allow`."
+)]
 #[non_exhaustive]
 pub struct ToolFilter {
     /// Only these tools (empty: all).
@@ -393,55 +398,110 @@ impl ConfigError {
     }
 }
 
-/// The wire shape of an entry; every field optional, unknown ones rejected.
-#[derive(Deserialize, Serialize, Default)]
+/// The wire shape of an entry, the one definition of the format: serde reads
+/// it (unknown keys rejected, wrong types named by path) and the spec
+/// file's JSON Schema is derived from it. The rules that span fields
+/// (stdio vs http, `stderrCaptureBytes` needs `capture`, …) are in
+/// `TryFrom<RawEntry> for McpServer`.
+#[derive(Deserialize, Serialize, Default, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawEntry {
+#[schemars(
+    rename = "McpServer",
+    description = "One MCP server: `command` (stdio) or `url` (Streamable HTTP), and how its tools are exposed."
+)]
+pub(crate) struct RawEntry {
+    /// `stdio` or `http` (optional: `command` means stdio, `url` means http).
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    kind: Option<String>,
+    kind: Option<EntryKind>,
+    /// stdio: the program (looked up on PATH; a relative path is relative to this file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     command: Option<String>,
+    /// stdio: its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     args: Vec<String>,
+    /// stdio: variables added to the inherited environment.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     env: BTreeMap<String, String>,
+    /// stdio: the working directory (default: this file's folder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cwd: Option<PathBuf>,
+    /// stdio: `inherit` (default) or `capture` (kept for error messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    stderr: Option<String>,
+    stderr: Option<StderrKind>,
+    /// stdio: the size of the captured stderr tail.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stderr_capture_bytes: Option<usize>,
+    /// http: the Streamable HTTP endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     url: Option<String>,
+    /// http: static headers sent on every request.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     headers: BTreeMap<String, String>,
+    /// When its tools need approval (default `annotations`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    approval: Option<String>,
+    approval: Option<ApprovalKind>,
+    /// Which of its tools to expose, by bare name (globs: `*`, `?`, `[..]`, `{a,b}`).
     #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
     tools: ToolFilter,
+    /// How long connecting may take (default 30000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     startup_timeout_ms: Option<u64>,
+    /// How long one call may take (default 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     call_timeout_ms: Option<u64>,
+    /// http: OAuth sign-in settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthSettings>,
+}
+
+// `type:` of an entry. Read by hand so the old `sse` transport gets its own
+// message and Claude's spellings of `http` are accepted (the schema lists
+// the two names).
+#[derive(Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum EntryKind {
+    Stdio,
+    Http,
+}
+
+impl<'de> Deserialize<'de> for EntryKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match String::deserialize(deserializer)?.as_str() {
+            "stdio" => Ok(Self::Stdio),
+            "http" | "streamable-http" | "streamableHttp" => Ok(Self::Http),
+            "sse" => Err(D::Error::custom(
+                "`type: sse` (the old HTTP+SSE transport) is not supported; use a Streamable HTTP endpoint with `type: http`",
+            )),
+            other => Err(D::Error::unknown_variant(other, &["stdio", "http"])),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum StderrKind {
+    Inherit,
+    Capture,
+}
+
+/// `annotations` (ask unless read-only or not destructive), `always` or `never`.
+#[derive(Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ApprovalKind {
+    Annotations,
+    Always,
+    Never,
 }
 
 impl TryFrom<RawEntry> for McpServer {
     type Error = String;
 
     fn try_from(raw: RawEntry) -> Result<Self, String> {
-        let kind = match (raw.kind.as_deref(), &raw.command, &raw.url) {
-            (Some("stdio"), _, _) => "stdio",
-            (Some("http" | "streamable-http" | "streamableHttp"), _, _) => "http",
-            (Some("sse"), _, _) => {
-                return Err("`type: sse` (the old HTTP+SSE transport) is not supported; use a Streamable HTTP endpoint with `type: http`".into());
-            }
-            (Some(other), _, _) => {
-                return Err(format!("unknown `type` `{other}`: use `stdio` or `http`"));
-            }
-            (None, Some(_), None) => "stdio",
-            (None, None, Some(_)) => "http",
+        let kind = match (raw.kind, &raw.command, &raw.url) {
+            (Some(kind), _, _) => kind,
+            (None, Some(_), None) => EntryKind::Stdio,
+            (None, None, Some(_)) => EntryKind::Http,
             (None, Some(_), Some(_)) => {
                 return Err(
                     "an entry has either `command` (stdio) or `url` (http), not both".into(),
@@ -451,75 +511,68 @@ impl TryFrom<RawEntry> for McpServer {
                 return Err("missing field `command` (stdio) or `url` (http)".into());
             }
         };
-        let mut server = if kind == "stdio" {
-            let command = raw
-                .command
-                .ok_or("missing field `command` for a stdio server")?;
-            if raw.url.is_some() {
-                return Err("field `url` is for http servers, not stdio".into());
-            }
-            if !raw.headers.is_empty() {
-                return Err("field `headers` is for http servers, not stdio".into());
-            }
-            if raw.oauth.is_some() {
-                return Err("field `oauth` is for http servers, not stdio".into());
-            }
-            let stderr = match (raw.stderr.as_deref(), raw.stderr_capture_bytes) {
-                (None | Some("inherit"), None) => StderrMode::Inherit,
-                (Some("capture"), n) | (None, n @ Some(_)) => {
-                    StderrMode::Capture(n.unwrap_or(DEFAULT_STDERR_CAPTURE_BYTES).max(1))
+        let mut server = match kind {
+            EntryKind::Stdio => {
+                let command = raw
+                    .command
+                    .ok_or("missing field `command` for a stdio server")?;
+                for (field, set) in [
+                    ("url", raw.url.is_some()),
+                    ("headers", !raw.headers.is_empty()),
+                    ("oauth", raw.oauth.is_some()),
+                ] {
+                    if set {
+                        return Err(format!("field `{field}` is for http servers, not stdio"));
+                    }
                 }
-                (Some("inherit"), Some(_)) => {
-                    return Err("field `stderrCaptureBytes` needs `stderr: capture`".into());
-                }
-                (Some(other), _) => {
-                    return Err(format!(
-                        "unknown `stderr` `{other}`: use `inherit` or `capture`"
-                    ));
-                }
-            };
-            McpServer::with_transport(McpTransport::Stdio(StdioTransport {
-                command,
-                args: raw.args,
-                env: raw.env,
-                cwd: raw.cwd,
-                stderr,
-            }))
-        } else {
-            let url = raw.url.ok_or("missing field `url` for an http server")?;
-            for (field, set) in [
-                ("command", raw.command.is_some()),
-                ("args", !raw.args.is_empty()),
-                ("env", !raw.env.is_empty()),
-                ("cwd", raw.cwd.is_some()),
-                (
-                    "stderr",
-                    raw.stderr.is_some() || raw.stderr_capture_bytes.is_some(),
-                ),
-            ] {
-                if set {
-                    return Err(format!("field `{field}` is for stdio servers, not http"));
-                }
+                let stderr = match (raw.stderr, raw.stderr_capture_bytes) {
+                    (None | Some(StderrKind::Inherit), None) => StderrMode::Inherit,
+                    (Some(StderrKind::Capture), n) | (None, n @ Some(_)) => {
+                        StderrMode::Capture(n.unwrap_or(DEFAULT_STDERR_CAPTURE_BYTES).max(1))
+                    }
+                    (Some(StderrKind::Inherit), Some(_)) => {
+                        return Err("field `stderrCaptureBytes` needs `stderr: capture`".into());
+                    }
+                };
+                McpServer::with_transport(McpTransport::Stdio(StdioTransport {
+                    command,
+                    args: raw.args,
+                    env: raw.env,
+                    cwd: raw.cwd,
+                    stderr,
+                }))
             }
-            if let Some(oauth) = &raw.oauth {
-                oauth.check().map_err(|e| format!("`oauth`: {e}"))?;
+            EntryKind::Http => {
+                let url = raw.url.ok_or("missing field `url` for an http server")?;
+                for (field, set) in [
+                    ("command", raw.command.is_some()),
+                    ("args", !raw.args.is_empty()),
+                    ("env", !raw.env.is_empty()),
+                    ("cwd", raw.cwd.is_some()),
+                    (
+                        "stderr",
+                        raw.stderr.is_some() || raw.stderr_capture_bytes.is_some(),
+                    ),
+                ] {
+                    if set {
+                        return Err(format!("field `{field}` is for stdio servers, not http"));
+                    }
+                }
+                if let Some(oauth) = &raw.oauth {
+                    oauth.check().map_err(|e| format!("`oauth`: {e}"))?;
+                }
+                let mut s = McpServer::with_transport(McpTransport::Http(HttpTransport {
+                    url,
+                    headers: raw.headers,
+                }));
+                s.oauth = raw.oauth;
+                s
             }
-            let mut s = McpServer::with_transport(McpTransport::Http(HttpTransport {
-                url,
-                headers: raw.headers,
-            }));
-            s.oauth = raw.oauth;
-            s
         };
-        server.approval = match raw.approval.as_deref() {
-            None | Some("annotations") => Approval::Annotations,
-            Some("always") => Approval::Always,
-            Some("never") => Approval::Never,
-            Some(other) => {
-                return Err(format!(
-                    "unknown `approval` `{other}`: use `annotations`, `always` or `never` (a function is possible in code)"
-                ));
-            }
+        server.approval = match raw.approval {
+            None | Some(ApprovalKind::Annotations) => Approval::Annotations,
+            Some(ApprovalKind::Always) => Approval::Always,
+            Some(ApprovalKind::Never) => Approval::Never,
         };
         raw.tools.check()?;
         server.tools = raw.tools;
@@ -538,8 +591,8 @@ impl From<McpServer> for RawEntry {
         let mut raw = RawEntry {
             approval: match s.approval {
                 Approval::Annotations => None,
-                Approval::Always => Some("always".into()),
-                Approval::Never => Some("never".into()),
+                Approval::Always => Some(ApprovalKind::Always),
+                Approval::Never => Some(ApprovalKind::Never),
                 // A function cannot be written to a file; files take the three strings.
                 _ => None,
             },
@@ -558,12 +611,12 @@ impl From<McpServer> for RawEntry {
                 raw.env = t.env;
                 raw.cwd = t.cwd;
                 if let StderrMode::Capture(n) = t.stderr {
-                    raw.stderr = Some("capture".into());
+                    raw.stderr = Some(StderrKind::Capture);
                     raw.stderr_capture_bytes = Some(n);
                 }
             }
             McpTransport::Http(t) => {
-                raw.kind = Some("http".into());
+                raw.kind = Some(EntryKind::Http);
                 raw.url = Some(t.url);
                 raw.headers = t.headers;
             }

@@ -13,13 +13,15 @@
 //!   identity assertion grant, which the MCP server's authorization server
 //!   turns into a token for `clientId`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 
 /// Which OAuth grant an entry uses (`grant:` in a spec file).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "GrantKind")]
 #[non_exhaustive]
 pub enum OAuthGrant {
     /// An operator signs in once in a browser (authorization code + PKCE).
@@ -44,7 +46,8 @@ impl OAuthGrant {
 }
 
 /// How a `private_key_jwt` client assertion is signed (`signingAlgorithm`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "SigningAlgorithmKind")]
 #[non_exhaustive]
 pub enum SigningAlgorithm {
     /// ECDSA P-256 with SHA-256 (the default; an EC P-256 key).
@@ -62,8 +65,12 @@ pub enum SigningAlgorithm {
 
 /// The enterprise identity provider of `grant: enterprise_managed`
 /// (`oauth.idp`).
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(
+    rename = "IdpEntry",
+    description = "enterprise_managed: the enterprise identity provider and the user's ID token."
+)]
 #[non_exhaustive]
 pub struct IdpSettings {
     /// The identity provider's issuer URL (its OpenID configuration is read
@@ -161,8 +168,12 @@ impl fmt::Debug for IdpSettings {
 /// let with_key = OAuthSettings::client_credentials("reporting-bot").private_key_file("bot-key.pem");
 /// # let _ = (with_secret, with_key);
 /// ```
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(
+    rename = "OAuthEntry",
+    description = "OAuth sign-in of an HTTP server: `authorization_code` (an operator signs in once with `lousho login`), `client_credentials` or `enterprise_managed`."
+)]
 #[non_exhaustive]
 pub struct OAuthSettings {
     /// Which grant (default `authorization_code`).

@@ -65,9 +65,10 @@ fn no_operator(server: &OAuthFixture) {
 async fn a_client_secret_gets_a_token_without_an_operator() {
     let (server, entry) = with_secret(Duration::from_secs(3600)).await;
     let store = MemoryTokenStore::new();
+    let mcp_entry = entry.clone();
     // No authorizer: nobody could sign in, and nobody needs to.
     let mcp = connect_mcp(
-        [("m2m", entry)],
+        [("m2m", mcp_entry)],
         ConnectOptions::default().tokens(Arc::new(store.clone())),
     )
     .await
@@ -82,7 +83,12 @@ async fn a_client_secret_gets_a_token_without_an_operator() {
         *server.log.resources.lock().unwrap(),
         vec![server.url.clone()]
     );
-    let stored = store.load(&server.url).await.unwrap().expect("stored");
+    // Keyed by the URL and the credentials' identity (never the secret).
+    let key = oauth::store_key(&entry).unwrap();
+    assert!(key.starts_with(&server.url) && key != server.url, "{key}");
+    assert!(!key.contains(SECRET), "{key}");
+    assert!(store.load(&server.url).await.unwrap().is_none());
+    let stored = store.load(&key).await.unwrap().expect("stored");
     assert_eq!(stored.client_id(), "report-bot");
     assert!(stored.has_access_token() && !stored.has_refresh_token());
     mcp.close().await;
@@ -219,6 +225,52 @@ async fn the_next_start_reuses_the_stored_token() {
 }
 
 #[tokio::test]
+async fn changed_credentials_for_the_same_url_do_not_reuse_the_old_token() {
+    let (server, entry) = with_secret(Duration::from_secs(3600)).await;
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
+    let connect = |entry: McpServer| {
+        connect_mcp(
+            [("m2m", entry)],
+            ConnectOptions::default().tokens(store.clone()),
+        )
+    };
+    let mcp = connect(entry.clone()).await.unwrap();
+    assert!(!echo(&mcp).await.is_error);
+    mcp.close().await;
+    assert_eq!(grants(&server), 1);
+    // The token fetched with the right credentials sits in the store; had it
+    // been reused, these entries would connect. Each must ask for a token
+    // with its own credentials, which the server refuses.
+    let changed = [
+        OAuthSettings::client_credentials("report-bot").client_secret("another-secret-value"),
+        OAuthSettings::client_credentials("other-bot").client_secret(SECRET),
+    ];
+    for (n, settings) in changed.into_iter().enumerate() {
+        let changed = McpServer::http(&server.url).oauth(settings);
+        assert_ne!(
+            oauth::store_key(&changed).unwrap(),
+            oauth::store_key(&entry).unwrap()
+        );
+        assert!(
+            oauth::stored_token(&changed, store.as_ref())
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let err = connect(changed).await.unwrap_err();
+        assert!(matches!(err, McpError::OAuth { .. }), "{err}");
+        assert!(server.log.refusals.lock().unwrap().len() > n);
+        assert_eq!(grants(&server), 1);
+    }
+    // The original credentials still find their own token.
+    let mcp = connect(entry).await.unwrap();
+    assert!(!echo(&mcp).await.is_error);
+    mcp.close().await;
+    assert_eq!(grants(&server), 1, "the old credentials reused their token");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn login_fetches_and_stores_a_token_without_a_browser() {
     let (server, entry) = with_secret(Duration::from_secs(3600)).await;
     let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
@@ -230,6 +282,8 @@ async fn login_fetches_and_stores_a_token_without_a_browser() {
     assert_eq!(grant.client_id(), "report-bot");
     assert!(grant.has_access_token());
     assert_eq!(grants(&server), 1);
+    let kept = oauth::stored_token(&entry, store.as_ref()).await.unwrap();
+    assert_eq!(kept.expect("stored").client_id(), "report-bot");
     server.stop().await;
 }
 

@@ -35,6 +35,7 @@ mod enterprise;
 mod error;
 mod flow;
 mod glue;
+mod keyed;
 mod link;
 mod loopback;
 mod machine;
@@ -100,6 +101,7 @@ pub async fn sign_in(
     if settings.grant != OAuthGrant::AuthorizationCode {
         return fetch_without_operator(server, store).await;
     }
+    let store = keyed::keyed(store, settings);
     let challenge = flow::probe_challenge(&http.url).await;
     flow::authorize(
         &http.url,
@@ -119,6 +121,7 @@ async fn fetch_without_operator(
     store: Arc<dyn TokenStore>,
 ) -> Result<StoredToken, OAuthError> {
     let (http, settings) = flow::oauth_entry(server)?;
+    let store = keyed::keyed(store, settings);
     machine::MachineGrant::new(http.url.clone(), settings.clone(), store.clone())
         .ensure_token(true)
         .await?;
@@ -139,11 +142,22 @@ async fn kept(
     })
 }
 
+/// The key under which a [`TokenStore`] keeps the grant for `server`: its URL
+/// plus, for an entry with credentials of its own (client id, secret or key,
+/// grant, identity provider), `#cred=` and a digest of their identity, so a
+/// changed credential never reuses a token fetched with the old one. The key
+/// never holds a secret. An entry without credentials of its own keeps the
+/// bare URL.
+pub fn store_key(server: &McpServer) -> Result<String, OAuthError> {
+    let (http, settings) = flow::oauth_entry(server)?;
+    Ok(keyed::key_for(&http.url, settings))
+}
+
 /// Forgets the grant for `server`; true when there was one.
 pub async fn logout(server: &McpServer, store: &dyn TokenStore) -> Result<bool, OAuthError> {
-    let (http, _) = flow::oauth_entry(server)?;
-    let had = store.load(&http.url).await?.is_some();
-    store.remove(&http.url).await?;
+    let key = store_key(server)?;
+    let had = store.load(&key).await?.is_some();
+    store.remove(&key).await?;
     Ok(had)
 }
 
@@ -152,6 +166,5 @@ pub async fn stored_token(
     server: &McpServer,
     store: &dyn TokenStore,
 ) -> Result<Option<StoredToken>, OAuthError> {
-    let (http, _) = flow::oauth_entry(server)?;
-    Ok(store.load(&http.url).await?)
+    Ok(store.load(&store_key(server)?).await?)
 }

@@ -64,6 +64,7 @@ impl OAuthLink {
         store: Option<Arc<dyn TokenStore>>,
         authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Self {
+        let store = store.map(|s| super::keyed::keyed(s, &settings));
         let machine = match (settings.grant, &store) {
             (OAuthGrant::AuthorizationCode, _) | (_, None) => None,
             (_, Some(store)) => Some(Arc::new(MachineGrant::new(

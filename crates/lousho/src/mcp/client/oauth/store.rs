@@ -1,7 +1,9 @@
 //! Where OAuth grants live between runs: the [`TokenStore`] trait (the
 //! product's `AgentStore.tokens`), an in-memory store and a file store.
 //!
-//! A store holds one grant per MCP server, keyed by the server's URL. The
+//! A store holds one grant per MCP server, keyed by the server's URL plus,
+//! for entries with credentials of their own, a digest of their identity
+//! (see [`store_key`](super::store_key)). The
 //! file store keeps them in one JSON file created with `0600` permissions and
 //! replaced atomically (temporary file + rename) on every write.
 
@@ -76,8 +78,10 @@ impl TokenStoreError {
     }
 }
 
-/// Keeps each OAuth-protected server's grant, keyed by the server's URL (the
-/// product's `AgentStore.tokens`). Implement it to keep grants in a database
+/// Keeps each OAuth-protected server's grant, keyed by
+/// [`store_key`](super::store_key): the server's URL, plus a digest of the
+/// credentials' identity when the entry has its own (the product's
+/// `AgentStore.tokens`). Implement it to keep grants in a database
 /// or keychain; [`MemoryTokenStore`] and [`FileTokenStore`] are built in.
 #[async_trait]
 pub trait TokenStore: Send + Sync + fmt::Debug + 'static {

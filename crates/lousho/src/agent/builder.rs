@@ -218,6 +218,7 @@ impl AgentBuilder {
             let client = crate::mcp::McpClient::new(self.mcp_servers, self.mcp_options);
             sources.push(Arc::new(client));
         }
+        check_source_names(&tools, &sources)?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 name: self.name,
@@ -235,6 +236,23 @@ impl AgentBuilder {
             }),
         })
     }
+}
+
+/// An own tool may not take the name of a source's tool (an MCP tool's full
+/// name, `<server>__<tool>`): caught here for the sources whose tools are
+/// known (a connected [`McpClient`](crate::mcp::McpClient)), at `ready()` for
+/// the others.
+fn check_source_names(tools: &ToolSet, sources: &[Arc<dyn ToolSource>]) -> Result<(), BuildError> {
+    if sources.is_empty() {
+        return Ok(());
+    }
+    let mut all = tools.clone();
+    for source in sources {
+        for tool in source.tools() {
+            all.insert(tool)?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks a tool's name and input schema.

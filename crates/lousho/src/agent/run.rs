@@ -71,7 +71,9 @@ pub(crate) fn spawn(
     AgentStream::new(rx, guard, history)
 }
 
-/// Connects every tool source, in parallel.
+/// Connects every tool source, in parallel, then checks that no two tools
+/// share a name (an own tool named like an MCP tool's full name fails here,
+/// as soon as the names are known, with an error naming both).
 pub(crate) async fn ready_sources(inner: &AgentInner) -> Result<(), AgentError> {
     if inner.sources.is_empty() {
         return Ok(());
@@ -80,7 +82,7 @@ pub(crate) async fn ready_sources(inner: &AgentInner) -> Result<(), AgentError> 
     for r in results {
         r?;
     }
-    Ok(())
+    snapshot_tools(inner).map(|_| ())
 }
 
 /// The tools of this turn: the agent's own plus its sources'.

@@ -25,6 +25,7 @@ mod result;
 mod stderr;
 mod stdout_watch;
 mod tool;
+mod warnings;
 
 pub use config::{
     ConfigError, HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant,
@@ -38,3 +39,4 @@ pub use error::McpError;
 pub use load::{LoadOptions, load_mcp_tools};
 pub use naming::{NameCollision, ToolNames, ToolNaming};
 pub use tool::McpTool;
+pub use warnings::LOG_TARGET;

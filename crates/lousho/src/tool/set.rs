@@ -1,4 +1,4 @@
-use super::Tool;
+use super::{Tool, ToolOrigin};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -27,12 +27,10 @@ pub struct DuplicateToolError {
 
 fn describe(tool: &dyn Tool) -> String {
     let spec = tool.spec();
-    let origin = spec
-        .origin
-        .server()
-        .map(|o| format!(" from {o}"))
-        .unwrap_or_default();
-    format!("`{}`{origin} (\"{}\")", spec.title(), spec.description)
+    if let ToolOrigin::Mcp { server, tool } = &spec.origin {
+        return format!("tool `{tool}` of MCP server `{server}`");
+    }
+    format!("`{}` (\"{}\")", spec.title(), spec.description)
 }
 
 impl ToolSet {

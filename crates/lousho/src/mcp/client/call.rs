@@ -12,7 +12,7 @@ use rmcp::model::{
     ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
-use std::sync::Weak;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A server whose calls go through a managed connection (which connects,
@@ -31,9 +31,10 @@ pub(crate) trait ManagedCalls: Send + Sync {
 /// Where a tool's calls go.
 #[derive(Clone)]
 pub(crate) enum CallTarget {
-    /// A server we connect (and reconnect) ourselves. Weak: the
-    /// [`McpClient`](super::McpClient) owns its connections (and their processes).
-    Managed(Weak<dyn ManagedCalls>),
+    /// A server we connect (and reconnect) ourselves. The tool holds the
+    /// connection, so it outlives a dropped [`McpClient`](super::McpClient)
+    /// handle; the server stops on `close()` or when the last holder drops.
+    Managed(Arc<dyn ManagedCalls>),
     /// A client the user connected (`load_mcp_tools`).
     Peer {
         peer: Peer<RoleClient>,
@@ -55,12 +56,7 @@ pub(crate) async fn call_remote(
             let outcome = call_on(peer, tool, arguments, *timeout, ctx, None).await;
             outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
-        CallTarget::Managed(conn) => match conn.upgrade() {
-            Some(conn) => conn.call_tool(tool, arguments, ctx).await,
-            None => Ok(ToolOutput::error(format!(
-                "MCP server `{server}`: its client was dropped; keep the McpClient (or the agent) alive while its tools are in use"
-            ))),
-        },
+        CallTarget::Managed(conn) => conn.call_tool(tool, arguments, ctx).await,
     }
 }
 

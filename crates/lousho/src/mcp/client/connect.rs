@@ -6,6 +6,7 @@ use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{Authorizer, OAuthLink, TokenStore};
+use super::warnings;
 use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -19,7 +20,9 @@ pub enum OnError {
     /// Close the servers that did connect and return the error (default).
     #[default]
     Throw,
-    /// Leave the server out and warn through `tracing`.
+    /// Leave the server out (it stays in [`status`](McpClient::status) as
+    /// `Failed(reason)` and is not tried again) and warn through `tracing`
+    /// (target [`LOG_TARGET`](super::LOG_TARGET)).
     Skip,
 }
 
@@ -122,6 +125,11 @@ impl ConnectOptions {
 /// Connected MCP servers and their tools. Cheap to clone; one handle can feed
 /// several agents (pass [`tools`](McpClient::tools), or the handle itself as a
 /// tool source so tool-list changes show up).
+///
+/// The tools hold their servers' connections: they keep working after every
+/// handle is dropped (`let tools = connect_mcp(..).await?.tools();`), and the
+/// servers stop when the last handle and the last tool are gone, or at once
+/// on [`close`](McpClient::close).
 #[derive(Clone)]
 pub struct McpClient {
     inner: Arc<Inner>,
@@ -129,6 +137,8 @@ pub struct McpClient {
 
 struct Inner {
     servers: BTreeMap<String, Arc<Connection>>,
+    /// Servers [`OnError::Skip`] left out, with the reason.
+    skipped: BTreeMap<String, String>,
     options: ConnectOptions,
 }
 
@@ -141,6 +151,13 @@ impl fmt::Debug for McpClient {
 }
 
 /// Connects every server (in parallel) and lists its tools before it returns.
+///
+/// The product page's `logger` option is a `tracing` subscriber here: the
+/// skipped-server and skipped-tool warnings are `WARN` events with the target
+/// [`LOG_TARGET`](super::LOG_TARGET) (`lousho::mcp`), e.g.
+/// `tracing_subscriber::fmt().with_env_filter("lousho::mcp=warn").init()`.
+/// The tools hold their connections, so
+/// `let tools = connect_mcp(..).await?.tools();` works; see [`McpClient`].
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -179,9 +196,7 @@ where
     for (conn, result) in conns.iter().zip(results) {
         match result {
             // Not signed in: the server stays (status `NeedsAuth`) without tools.
-            Err(McpError::NeedsAuth { .. }) => {
-                tracing::warn!(server = %conn.name(), "MCP server needs an OAuth sign-in; its tools are left out");
-            }
+            Err(McpError::NeedsAuth { .. }) => warnings::needs_sign_in(conn.name()),
             Err(e) => failed.push((conn.name().to_owned(), e)),
             Ok(_) => {}
         }
@@ -197,15 +212,18 @@ where
         client
     } else {
         for (name, error) in &failed {
-            tracing::warn!(server = %name, error = %error, "skipping an MCP server that could not connect");
+            warnings::skipped_server(name, error);
         }
         let mut servers = client.inner.servers.clone();
-        for (name, _) in &failed {
-            servers.remove(name);
+        let mut skipped = BTreeMap::new();
+        for (name, error) in failed {
+            servers.remove(&name);
+            skipped.insert(name, error.to_string());
         }
         McpClient {
             inner: Arc::new(Inner {
                 servers,
+                skipped,
                 options: client.inner.options.clone(),
             }),
         }
@@ -246,17 +264,29 @@ impl McpClient {
             })
             .collect();
         Self {
-            inner: Arc::new(Inner { servers, options }),
+            inner: Arc::new(Inner {
+                servers,
+                skipped: BTreeMap::new(),
+                options,
+            }),
         }
     }
 
-    /// Every server's tools, keyed by full name (`<server>__<tool>`).
+    /// Every server's tools, keyed by full name (`<server>__<tool>`). They
+    /// hold their connections: they keep working when this handle is
+    /// dropped, and [`close`](McpClient::close) still closes them.
     pub fn tools(&self) -> ToolSet {
         let mut set = ToolSet::new();
         for tool in self.tool_list() {
-            if let Err(e) = set.insert(tool) {
-                tracing::warn!(error = %e, "skipping a tool whose name is taken");
+            let spec = tool.spec();
+            if set.contains(&spec.name) {
+                if let ToolOrigin::Mcp { server, tool } = &spec.origin {
+                    let reason = format!("another tool is named `{}` already", spec.name);
+                    warnings::skipped_tool(server, tool, &reason);
+                }
+                continue;
             }
+            let _ = set.insert(tool);
         }
         set
     }
@@ -265,8 +295,8 @@ impl McpClient {
     pub fn server_tools(&self, server: &str) -> Result<ToolSet, McpError> {
         let conn = self.connection(server)?;
         let mut set = ToolSet::new();
-        for tool in conn.tools().iter() {
-            let _ = set.insert(tool.clone());
+        for tool in conn.tools() {
+            let _ = set.insert(tool);
         }
         Ok(set)
     }
@@ -275,20 +305,28 @@ impl McpClient {
         self.inner
             .servers
             .values()
-            .flat_map(|c| c.tools().iter().cloned().collect::<Vec<_>>())
+            .flat_map(|c| c.tools())
             .collect()
     }
 
-    /// Each server's state.
+    /// Each server's state; a server [`OnError::Skip`] left out is
+    /// `Failed(reason)`.
     pub fn status(&self) -> BTreeMap<String, ServerStatus> {
+        let skipped = self
+            .inner
+            .skipped
+            .iter()
+            .map(|(n, reason)| (n.clone(), ServerStatus::Failed(reason.clone())));
         self.inner
             .servers
             .iter()
             .map(|(n, c)| (n.clone(), c.status()))
+            .chain(skipped)
             .collect()
     }
 
-    /// The servers' names.
+    /// The names of the servers in use (without the ones
+    /// [`OnError::Skip`] left out).
     pub fn server_names(&self) -> impl Iterator<Item = &str> {
         self.inner.servers.keys().map(String::as_str)
     }
@@ -320,7 +358,7 @@ impl McpClient {
                 // Not signed in: no tools from that server; the rest keeps working.
                 Err(McpError::NeedsAuth { .. }) | Ok(_) => {}
                 Err(e) if self.inner.options.on_error == OnError::Skip => {
-                    tracing::warn!(server = %conn.name(), error = %e, "skipping an MCP server that could not connect");
+                    warnings::skipped_server(conn.name(), &e);
                 }
                 Err(e) => return Err(e),
             }
@@ -354,9 +392,22 @@ impl ToolSource for McpClient {
         "mcp"
     }
 
+    /// Connects what is not connected; without `lazy`, a server that was
+    /// closed or dropped stays down (its tools' calls fail).
     async fn ready(&self) -> Result<(), ToolSourceError> {
-        self.connect_all()
-            .await
+        let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
+        let results = futures::future::join_all(conns.iter().map(|c| c.ready())).await;
+        for (conn, r) in conns.iter().zip(results) {
+            match r {
+                // Not signed in: no tools from that server; the rest keeps working.
+                Err(McpError::NeedsAuth { .. }) | Ok(_) => {}
+                Err(e) if self.inner.options.on_error == OnError::Skip => {
+                    warnings::skipped_server(conn.name(), &e);
+                }
+                Err(e) => return Err(ToolSourceError::new("mcp", e)),
+            }
+        }
+        self.check_names()
             .map_err(|e| ToolSourceError::new("mcp", e))
     }
 

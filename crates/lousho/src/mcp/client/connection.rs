@@ -1,7 +1,7 @@
 //! One server's lifecycle: idle → connecting (one shared in-flight attempt)
 //! → connected → (closed | dropped | failed) → connecting again on demand.
 
-use super::call::CallTarget;
+use super::call::{CallTarget, ManagedCalls};
 use super::config::{McpServer, McpTransport};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
@@ -12,7 +12,7 @@ use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::process::{SpawnError, StdioProcess};
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
-use super::tool::McpTool;
+use super::tool::{McpTool, RemoteTool};
 use crate::tool::Tool;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -70,7 +70,9 @@ pub(crate) struct Connection {
     naming: ToolNaming,
     lazy: bool,
     slot: Mutex<Slot>,
-    tools: RwLock<Arc<[Arc<dyn Tool>]>>,
+    /// The last listing (kept across reconnects); tools are made from it on
+    /// demand, each holding this connection.
+    tools: RwLock<Arc<[Arc<RemoteTool>]>>,
     attempts: std::sync::atomic::AtomicU64,
     this: Weak<Connection>,
     /// The credentials of an `oauth` entry.
@@ -148,12 +150,26 @@ impl Connection {
         self.slot.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The tools as last listed (kept across reconnects).
-    pub(crate) fn tools(&self) -> Arc<[Arc<dyn Tool>]> {
-        self.tools
+    /// The tools as last listed (kept across reconnects). Each holds this
+    /// connection, so it keeps working after the handle is dropped.
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let Some(this) = self.this.upgrade() else {
+            return Vec::new();
+        };
+        let listed = self
+            .tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        listed
+            .iter()
+            .map(|remote| {
+                Arc::new(McpTool::new(
+                    remote.clone(),
+                    CallTarget::Managed(this.clone() as Arc<dyn ManagedCalls>),
+                )) as Arc<dyn Tool>
+            })
+            .collect()
     }
 
     pub(crate) fn status(&self) -> ServerStatus {
@@ -247,25 +263,43 @@ impl Connection {
     pub(crate) async fn live_for_call(&self) -> Result<Arc<Live>, McpError> {
         {
             let slot = self.lock();
-            let usable = match &slot.state {
-                State::Connected(live) => match live.dead_reason() {
-                    None => return Ok(live.clone()),
-                    Some(reason) => Err(reason),
-                },
-                State::Connecting(_) => Ok(()),
-                State::Idle if slot.closed => Err("closed".to_owned()),
-                State::Idle | State::Failed(_) | State::NeedsAuth => Ok(()),
-            };
-            if let (Err(reason), false) = (&usable, self.lazy)
-                && slot.ever_connected
+            if let State::Connected(live) = &slot.state
+                && live.dead_reason().is_none()
             {
+                return Ok(live.clone());
+            }
+            if let Some(reason) = self.stays_down(&slot) {
                 return Err(McpError::Disconnected {
                     server: self.name.clone(),
-                    reason: reason.clone(),
+                    reason,
                 });
             }
         }
         self.connect().await
+    }
+
+    /// Gets the server ready for a run (an agent's `ready()`): connects
+    /// unless connected — except that without `lazy` a server that was
+    /// closed or whose connection dropped stays down, so its tools' calls
+    /// fail as they do for tools passed by value.
+    pub(crate) async fn ready(&self) -> Result<(), McpError> {
+        if self.stays_down(&self.lock()).is_some() {
+            return Ok(());
+        }
+        self.connect().await.map(|_| ())
+    }
+
+    /// Why the server must not reconnect by itself: `lazy` is off and a
+    /// connection it had was closed or dropped.
+    fn stays_down(&self, slot: &Slot) -> Option<String> {
+        if self.lazy || !slot.ever_connected {
+            return None;
+        }
+        match &slot.state {
+            State::Connected(live) => live.dead_reason(),
+            State::Idle if slot.closed => Some("closed".to_owned()),
+            _ => None,
+        }
     }
 
     /// Disconnects and stops the process group. Idempotent.
@@ -473,14 +507,14 @@ impl Connection {
         Ok(live)
     }
 
-    fn set_tools(&self, tools: Vec<Arc<dyn Tool>>) {
+    fn set_tools(&self, tools: Vec<Arc<RemoteTool>>) {
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::from(tools);
     }
 
     /// Turns a listing into tools: filtered, named, checked for collisions.
-    fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<dyn Tool>>, McpError> {
+    fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<RemoteTool>>, McpError> {
         let mut names = ToolNames::new();
-        let mut out: Vec<Arc<dyn Tool>> = Vec::with_capacity(remote.len());
+        let mut out = Vec::with_capacity(remote.len());
         let allows = self.entry.tools.matcher();
         for t in remote {
             if !allows(&t.name) {
@@ -489,13 +523,7 @@ impl Connection {
             let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {
                 continue;
             };
-            out.push(Arc::new(McpTool::new(
-                name,
-                &self.name,
-                t,
-                &self.entry.approval,
-                CallTarget::Managed(self.this.clone() as Weak<dyn super::call::ManagedCalls>),
-            )));
+            out.push(RemoteTool::new(name, &self.name, t, &self.entry.approval));
         }
         Ok(out)
     }

@@ -159,3 +159,19 @@ impl Live {
         }
     }
 }
+
+impl Drop for Live {
+    /// Dropped without [`shutdown`](Live::shutdown) (the last holder of the
+    /// connection went away): the background tasks end with it; the session
+    /// and the process group stop through their own drops.
+    fn drop(&mut self) {
+        for task in self
+            .tasks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            task.abort();
+        }
+    }
+}

@@ -4,7 +4,7 @@ use super::call::CallTarget;
 use super::config::DEFAULT_CALL_TIMEOUT;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
-use super::tool::McpTool;
+use super::tool::{McpTool, RemoteTool};
 use crate::tool::Approval;
 use crate::tool::ToolSet;
 use rmcp::service::{RoleClient, RunningService, Service};
@@ -89,7 +89,8 @@ where
         let Some(name) = names.insert_listed(options.naming, server_name, &t.name)? else {
             continue;
         };
-        let tool = McpTool::new(name, server_name, t, &options.approval, target.clone());
+        let remote = RemoteTool::new(name, server_name, t, &options.approval);
+        let tool = McpTool::new(remote, target.clone());
         // Names are unique per `names`, so this cannot collide.
         let _ = set.insert(Arc::new(tool));
     }

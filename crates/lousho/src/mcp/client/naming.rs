@@ -108,6 +108,7 @@ impl ToolNames {
             Ok(name) => Ok(Some(name)),
             Err(c) if c.first_server == c.second_server => {
                 tracing::warn!(
+                    target: super::LOG_TARGET,
                     server = %c.first_server,
                     kept = %c.first_tool,
                     skipped = %c.second_tool,

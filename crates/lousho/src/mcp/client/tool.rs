@@ -1,5 +1,10 @@
 //! A remote MCP tool as a [`Tool`]: description and schema verbatim, title as
 //! display name, raw annotations in metadata, approval from the entry.
+//!
+//! A tool of a server lousho connects holds that connection (an `Arc`), so
+//! the tools keep working when the [`McpClient`](super::McpClient) handle is
+//! dropped; the server stops when the handle is closed, or when the handle
+//! and every tool are gone.
 
 use super::call::{CallTarget, call_remote};
 use crate::tool::Approval;
@@ -8,34 +13,40 @@ use crate::tool::{
 };
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 /// One tool of an MCP server.
 pub struct McpTool {
+    remote: Arc<RemoteTool>,
+    target: CallTarget,
+}
+
+/// What the server's listing says about one tool, as the agent sees it;
+/// shared by every [`McpTool`] made from one listing.
+pub(crate) struct RemoteTool {
     spec: ToolSpec,
     server: String,
     bare_name: String,
-    target: CallTarget,
 }
 
 impl std::fmt::Debug for McpTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTool")
-            .field("name", &self.spec.name)
-            .field("server", &self.server)
-            .field("tool", &self.bare_name)
+            .field("name", &self.remote.spec.name)
+            .field("server", &self.remote.server)
+            .field("tool", &self.remote.bare_name)
             .finish_non_exhaustive()
     }
 }
 
-impl McpTool {
-    /// Builds the tool from the server's listing.
+impl RemoteTool {
+    /// Describes a tool of the server's listing under `qualified_name`.
     pub(crate) fn new(
         qualified_name: String,
         server: &str,
         remote: &rmcp::model::Tool,
         approval: &Approval,
-        target: CallTarget,
-    ) -> Self {
+    ) -> Arc<Self> {
         let bare = remote.name.to_string();
         let raw_annotations = remote
             .annotations
@@ -60,22 +71,28 @@ impl McpTool {
             .approval(bare_name_approval(approval, &bare))
             .origin(ToolOrigin::mcp(server, bare.clone()))
             .metadata("mcp", json!({ "annotations": raw_annotations }));
-        Self {
+        Arc::new(Self {
             spec,
             server: server.to_owned(),
             bare_name: bare,
-            target,
-        }
+        })
+    }
+}
+
+impl McpTool {
+    /// A tool that calls `remote` through `target`.
+    pub(crate) fn new(remote: Arc<RemoteTool>, target: CallTarget) -> Self {
+        Self { remote, target }
     }
 
     /// The server's name.
     pub fn server(&self) -> &str {
-        &self.server
+        &self.remote.server
     }
 
     /// The tool's name as the server reports it.
     pub fn bare_name(&self) -> &str {
-        &self.bare_name
+        &self.remote.bare_name
     }
 }
 
@@ -94,7 +111,7 @@ fn bare_name_approval(approval: &Approval, bare: &str) -> Approval {
 #[async_trait]
 impl Tool for McpTool {
     fn spec(&self) -> &ToolSpec {
-        &self.spec
+        &self.remote.spec
     }
 
     async fn call(&self, input: Value, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -103,11 +120,18 @@ impl Tool for McpTool {
             Value::Null => serde_json::Map::new(),
             other => {
                 return Err(ToolError::InvalidInput {
-                    tool: self.spec.name.clone(),
+                    tool: self.remote.spec.name.clone(),
                     message: format!("the input must be a JSON object, got {other}"),
                 });
             }
         };
-        call_remote(&self.target, &self.server, &self.bare_name, arguments, &ctx).await
+        call_remote(
+            &self.target,
+            &self.remote.server,
+            &self.remote.bare_name,
+            arguments,
+            &ctx,
+        )
+        .await
     }
 }

@@ -39,7 +39,7 @@
 //! | concept | items |
 //! | --- | --- |
 //! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`], [`AgentError`]; `agent.send(..)` returns an [`agent::RunRequest`] (`.await` it or `.stream()` it); the rest in [`agent`] |
-//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`async_trait`]; the rest in [`tool`] |
+//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`async_trait`](macro@async_trait); the rest in [`tool`] |
 //! | models | [`Model`]; providers, messages and `resolve_model` in [`model`]; `model::testing` has the offline `TestModel` and `ScriptedModel` |
 //! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |

@@ -106,7 +106,7 @@ impl AgentBuilder {
     }
 
     /// How the agent's own MCP servers ([`mcp_server`](Self::mcp_server))
-    /// connect, the options [`connect_mcp`](crate::mcp::connect_mcp) takes:
+    /// connect, the options [`connect_mcp`](crate::connect_mcp) takes:
     /// tool naming (`mcp__<server>__<tool>` with
     /// [`ToolNaming::McpPrefixed`](crate::mcp::ToolNaming::McpPrefixed)),
     /// `lazy`, `on_error` (with [`OnError::Skip`](crate::mcp::OnError::Skip)

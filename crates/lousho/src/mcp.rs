@@ -11,7 +11,7 @@ pub use client::oauth;
 #[cfg(feature = "mcp-client")]
 pub use client::{
     ConnectOptions, LoadOptions, McpClient, McpError, McpServers, OnError, ServerStatus,
-    ToolNaming, load_mcp_tools,
+    ToolFingerprint, ToolNaming, load_mcp_tools,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{Auth, HttpOptions, McpServerHandle, ServeTransport};

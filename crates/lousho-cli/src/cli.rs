@@ -108,6 +108,42 @@ refresh it; no tokens are ever printed.")]
 Example:
   lousho logout agent.yaml docs")]
     Logout(LogoutArgs),
+    /// Write a commented starter spec, and print the MCP client entries that serve it.
+    #[command(after_help = "\
+Examples:
+  lousho init                      # writes agent.yaml here
+  lousho init bots/support.yaml --name support-bot
+
+The spec uses the offline `test` model unless LOUSHO_MODEL is set, so
+`lousho run agent.yaml \"hello\"` works at once. An existing file is never
+overwritten (exit code 2). The entries for Claude Code (.mcp.json), Cursor
+(.cursor/mcp.json) and VS Code (.vscode/mcp.json) are printed on stdout.")]
+    Init(InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "\
+Examples:
+  lousho completions bash > ~/.local/share/bash-completion/completions/lousho
+  lousho completions zsh > \"${fpath[1]}/_lousho\"
+  lousho completions fish > ~/.config/fish/completions/lousho.fish")]
+    Completions(CompletionsArgs),
+}
+
+/// `lousho init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The spec file to write (refused when it exists).
+    #[arg(default_value = "agent.yaml")]
+    pub spec: PathBuf,
+    /// The agent's name (its tool name when served) [default: the file's stem].
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// `lousho completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
 }
 
 /// `lousho mcp`.

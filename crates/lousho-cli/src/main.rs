@@ -10,8 +10,10 @@ mod approve;
 mod browser;
 mod call;
 mod cli;
+mod completions;
 mod elicit;
 mod exit;
+mod init;
 mod load;
 mod logging;
 mod login;
@@ -24,13 +26,18 @@ mod signals;
 mod supervise;
 mod tokens;
 mod tools;
+mod version;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().version(version::long()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     #[cfg(target_os = "linux")]
     let supervised = {
         let starts_servers = matches!(
@@ -81,6 +88,8 @@ fn main() -> ExitCode {
                 r = login::logout(args, tokens) => r,
                 signal = signals.any() => Ok(signal.exit_code()),
             },
+            Command::Init(args) => init::run(args),
+            Command::Completions(args) => completions::run(args),
         }
     });
     // Stdio children of MCP servers are stopped by `close()`; do not wait

@@ -1,9 +1,11 @@
 mod bad_spec;
 mod call;
 mod common;
+mod completions;
 mod dead_server;
 mod exit_codes;
 mod help;
+mod init;
 mod login;
 mod logs;
 mod mcp_http;

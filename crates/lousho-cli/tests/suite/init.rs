@@ -13,7 +13,10 @@ fn init_writes_a_spec_that_runs_and_never_overwrites() {
     let spec = dir.path().join("agent.yaml");
     let text = std::fs::read_to_string(&spec).unwrap();
     assert!(text.contains("name: \"helper\""), "{text}");
-    assert!(text.lines().filter(|l| l.starts_with('#')).count() > 5, "commented: {text}");
+    assert!(
+        text.lines().filter(|l| l.starts_with('#')).count() > 5,
+        "commented: {text}"
+    );
     // The entries for the three clients name the spec's absolute path.
     let printed = stdout(&out);
     let absolute = spec.to_string_lossy();
@@ -42,7 +45,11 @@ fn init_writes_a_spec_that_runs_and_never_overwrites() {
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-    assert!(stderr(&again).contains("never overwrites"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("never overwrites"),
+        "{}",
+        stderr(&again)
+    );
     assert_eq!(std::fs::read_to_string(&spec).unwrap(), "name: mine\n");
 }
 

@@ -10,7 +10,10 @@
 //! (exit 1 unless that file exists), `FIXTURE_CANCEL_FILE` (the slow tool
 //! appends `cancelled` there when cancelled), `FIXTURE_GRANDCHILD=1` (spawn a
 //! long-lived grandchild that ignores stdin), `FIXTURE_IGNORE_EOF=1` (keep
-//! running for an hour after stdin closes, like a server that ignores EOF).
+//! running for an hour after stdin closes, like a server that ignores EOF),
+//! `FIXTURE_TOOLS_FILE` (list the tools of that JSON file — an array of MCP
+//! tool definitions — instead of the built-in ones, read afresh on every
+//! `tools/list`: a server whose definitions change between connects).
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -30,6 +33,7 @@ use tokio::sync::broadcast;
 pub struct Fixture {
     tools: Arc<RwLock<BTreeMap<String, Tool>>>,
     changed: broadcast::Sender<()>,
+    tools_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Fixture {
@@ -103,7 +107,29 @@ impl Fixture {
         Self {
             tools: Arc::new(RwLock::new(tools)),
             changed: broadcast::channel(16).0,
+            tools_file: std::env::var_os("FIXTURE_TOOLS_FILE").map(Into::into),
         }
+    }
+
+    /// A fixture whose tools are the definitions in `path` (a JSON array),
+    /// read again on every `tools/list`; a tool of the file answers
+    /// `called <name>` (`destroy`: `destroyed`).
+    pub fn with_tools_file(path: impl Into<std::path::PathBuf>) -> Self {
+        Self {
+            tools_file: Some(path.into()),
+            ..Self::new()
+        }
+    }
+
+    /// Re-reads the tools file, when there is one.
+    fn reload(&self) {
+        let Some(path) = &self.tools_file else { return };
+        let text = std::fs::read_to_string(path).unwrap();
+        let listed: Vec<Tool> = serde_json::from_str(&text).unwrap();
+        *self.tools.write().unwrap() = listed
+            .into_iter()
+            .map(|t| (t.name.to_string(), t))
+            .collect();
     }
 }
 
@@ -123,6 +149,7 @@ impl ServerHandler for Fixture {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.reload();
         Ok(ListToolsResult::with_all_items(
             self.tools.read().unwrap().values().cloned().collect(),
         ))
@@ -266,12 +293,16 @@ impl HttpFixture {
 /// Serves a fresh [`Fixture`] over Streamable HTTP (stateful by default, as
 /// most servers are); `stateless` uses JSON responses without sessions.
 pub async fn serve_http(stateless: bool) -> HttpFixture {
+    serve_http_fixture(Fixture::new(), stateless).await
+}
+
+/// Serves `fixture` over Streamable HTTP, like [`serve_http`].
+pub async fn serve_http_fixture(fixture: Fixture, stateless: bool) -> HttpFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let ct = tokio_util::sync::CancellationToken::new();
-    let fixture = Fixture::new();
     let mut cfg = StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
     if stateless {
         cfg = cfg.with_legacy_session_mode(false).with_json_response(true);

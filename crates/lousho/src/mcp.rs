@@ -10,8 +10,8 @@ pub mod server;
 pub use client::oauth;
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConnectOptions, LoadOptions, McpClient, McpError, McpServers, OnError, ServerStatus,
-    ToolFingerprint, ToolNaming, load_mcp_tools,
+    ConnectOptions, LoadOptions, McpClient, McpError, McpServers, OnError, ServerIdentity,
+    ServerStatus, ToolFingerprint, ToolNaming, load_mcp_tools,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{Auth, HttpOptions, McpServerHandle, ServeTransport};

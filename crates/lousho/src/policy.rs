@@ -27,7 +27,9 @@
 //!    and asks for everything else — a tool with no annotations asks, because
 //!    MCP's default is destructive; `Always` asks; `Never` runs (the default
 //!    for [`define_tool`](crate::define_tool) tools); `Custom(f)` asks when
-//!    `f(name, annotations)` is true.
+//!    `f(name, annotations)` is true. A tool whose server is not trusted
+//!    ([`Trust::None`]) is decided as if it had no annotations: under
+//!    `Annotations` it asks (reason `untrusted`).
 //! 4. **Ask.** The agent's approval handler
 //!    ([`AgentBuilder::approval_handler`](crate::AgentBuilder::approval_handler))
 //!    gets an [`ApprovalRequest`] and answers [`ApprovalDecision`]: approve →
@@ -55,6 +57,7 @@
 mod ask;
 mod decision;
 mod permission;
+mod trust;
 
 /// The approval policy lives with the tool types; it is used here.
 #[doc(inline)]
@@ -69,3 +72,4 @@ pub use permission::{
     CanUseTool, CompiledPermissions, PermissionError, PermissionResult, PermissionRule,
     Permissions, RuleDecision,
 };
+pub use trust::Trust;

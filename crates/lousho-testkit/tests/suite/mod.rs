@@ -16,6 +16,7 @@ mod mcp_oauth_machine;
 mod mcp_own_tool_names;
 mod mcp_processes;
 mod mcp_tools;
+mod mcp_trust;
 mod peers;
 mod serve_interop;
 mod serve_stdio;

@@ -42,7 +42,7 @@ impl fmt::Display for Decision {
 /// Which step of the decision order decided.
 ///
 /// Serialises as a short string: `rule:<pattern>`, `callback`,
-/// `annotations`, `always`, `never`, `custom`, `unknown_tool`.
+/// `annotations`, `untrusted`, `always`, `never`, `custom`, `unknown_tool`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DecisionReason {
@@ -55,6 +55,10 @@ pub enum DecisionReason {
     Callback,
     /// The tool's [`Approval::Annotations`] policy read its hints.
     Annotations,
+    /// The tool's [`Approval::Annotations`] policy asked because its server
+    /// is not trusted ([`Trust::None`](super::Trust::None)): its hints were
+    /// ignored.
+    Untrusted,
     /// The tool's policy is [`Approval::Always`].
     Always,
     /// The tool's policy is [`Approval::Never`].
@@ -71,6 +75,7 @@ impl fmt::Display for DecisionReason {
             DecisionReason::Rule { pattern } => write!(f, "rule:{pattern}"),
             DecisionReason::Callback => f.write_str("callback"),
             DecisionReason::Annotations => f.write_str("annotations"),
+            DecisionReason::Untrusted => f.write_str("untrusted"),
             DecisionReason::Always => f.write_str("always"),
             DecisionReason::Never => f.write_str("never"),
             DecisionReason::Custom => f.write_str("custom"),
@@ -82,7 +87,7 @@ impl fmt::Display for DecisionReason {
 /// A string that is not a [`DecisionReason`].
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, always, never, custom or unknown_tool)"
+    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, untrusted, always, never, custom or unknown_tool)"
 )]
 pub struct ParseDecisionReasonError(String);
 
@@ -98,6 +103,7 @@ impl FromStr for DecisionReason {
         Ok(match s {
             "callback" => DecisionReason::Callback,
             "annotations" => DecisionReason::Annotations,
+            "untrusted" => DecisionReason::Untrusted,
             "always" => DecisionReason::Always,
             "never" => DecisionReason::Never,
             "custom" => DecisionReason::Custom,
@@ -263,6 +269,7 @@ pub fn policy_decision(spec: &ToolSpec) -> ToolDecision {
         Decision::Run
     };
     let reason = match &spec.approval {
+        Approval::Annotations if !spec.trust.trusts_annotations() => DecisionReason::Untrusted,
         Approval::Annotations => DecisionReason::Annotations,
         Approval::Always => DecisionReason::Always,
         Approval::Never => DecisionReason::Never,
@@ -342,6 +349,7 @@ mod tests {
             },
             DecisionReason::Callback,
             DecisionReason::Annotations,
+            DecisionReason::Untrusted,
             DecisionReason::Always,
             DecisionReason::Never,
             DecisionReason::Custom,

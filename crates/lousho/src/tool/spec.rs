@@ -1,4 +1,5 @@
 use super::{Approval, ToolAnnotations, ToolOrigin};
+use crate::policy::Trust;
 use serde_json::{Map, Value};
 
 /// Everything about a tool except its code: what the model and MCP clients see,
@@ -22,6 +23,9 @@ pub struct ToolSpec {
     pub approval: Approval,
     /// Where the tool comes from (your code, a built-in, an MCP server).
     pub origin: ToolOrigin,
+    /// Whether its annotations count for decisions (an MCP server's
+    /// `trust`; [`Trust::Annotations`] by default).
+    pub trust: Trust,
     /// Free metadata (MCP tools keep their raw annotations under
     /// `mcp.annotations`).
     pub metadata: Map<String, Value>,
@@ -44,6 +48,7 @@ impl ToolSpec {
             annotations: ToolAnnotations::default(),
             approval: Approval::Never,
             origin: ToolOrigin::Local,
+            trust: Trust::Annotations,
             metadata: Map::new(),
         }
     }
@@ -86,6 +91,13 @@ impl ToolSpec {
         self
     }
 
+    /// Sets whether its annotations count for decisions.
+    #[must_use]
+    pub fn trust(mut self, trust: Trust) -> Self {
+        self.trust = trust;
+        self
+    }
+
     /// Adds one metadata entry.
     #[must_use]
     pub fn metadata(mut self, key: impl Into<String>, value: Value) -> Self {
@@ -93,9 +105,28 @@ impl ToolSpec {
         self
     }
 
-    /// Whether a call of this tool needs approval under its own policy.
+    /// Whether a call of this tool needs approval under its own policy
+    /// (with [`Trust::None`] the policy sees no annotations).
     pub fn needs_approval(&self) -> bool {
-        self.approval.needs_approval(&self.name, &self.annotations)
+        self.approval
+            .needs_approval(&self.name, self.decision_annotations())
+    }
+
+    /// The annotations the approval policy decides with: the tool's own, or
+    /// none when its [`trust`](Self::trust) is [`Trust::None`].
+    pub fn decision_annotations(&self) -> &ToolAnnotations {
+        static NONE: ToolAnnotations = ToolAnnotations {
+            title: None,
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        };
+        if self.trust.trusts_annotations() {
+            &self.annotations
+        } else {
+            &NONE
+        }
     }
 
     /// The display name, or the name.

@@ -15,10 +15,12 @@
 //!
 //! `type` is optional (`command` means stdio, `url` means http). Unknown
 //! fields are an error that names the field. Extra keys beyond Claude's shape:
-//! `approval` (`annotations` | `always` | `never`), `tools` (`{ allow, deny }`),
+//! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
+//! `none`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `stderr` (`inherit` | `capture`) and
 //! `oauth`.
 
+use crate::policy::Trust;
 use crate::tool::Approval;
 use crate::tool::ToolAnnotations;
 use crate::tool::name::compile_name_globs;
@@ -65,6 +67,9 @@ pub struct McpServer {
     pub transport: McpTransport,
     /// When its tools' calls need approval (default [`Approval::Annotations`]).
     pub approval: Approval,
+    /// Whether its tools' annotations count for decisions (default
+    /// [`Trust::Annotations`]).
+    pub trust: Trust,
     /// Which of its tools to expose.
     pub tools: ToolFilter,
     /// How long connecting may take (spawn/HTTP + handshake + listing tools).
@@ -194,6 +199,7 @@ impl McpServer {
         Self {
             transport,
             approval: Approval::Annotations,
+            trust: Trust::Annotations,
             tools: ToolFilter::default(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
@@ -275,6 +281,14 @@ impl McpServer {
     /// server calls it) and its annotations.
     pub fn approval(mut self, approval: Approval) -> Self {
         self.approval = approval;
+        self
+    }
+
+    /// Sets whether this server's tool annotations count for decisions:
+    /// with [`Trust::None`] a tool claiming `readOnlyHint: true` still asks
+    /// under the `annotations` policy (the hints are still shown).
+    pub fn trust(mut self, trust: Trust) -> Self {
+        self.trust = trust;
         self
     }
 
@@ -440,6 +454,11 @@ pub(crate) struct RawEntry {
     /// When its tools need approval (default `annotations`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     approval: Option<ApprovalKind>,
+    /// Whether its tools' annotations count for decisions: `annotations`
+    /// (default) or `none` (hints are shown but ignored: every tool asks
+    /// unless a rule or the approval policy allows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trust: Option<Trust>,
     /// Which of its tools to expose, by bare name (globs: `*`, `?`, `[..]`, `{a,b}`).
     #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
     tools: ToolFilter,
@@ -574,6 +593,7 @@ impl TryFrom<RawEntry> for McpServer {
             Some(ApprovalKind::Always) => Approval::Always,
             Some(ApprovalKind::Never) => Approval::Never,
         };
+        server.trust = raw.trust.unwrap_or_default();
         raw.tools.check()?;
         server.tools = raw.tools;
         if let Some(ms) = raw.startup_timeout_ms {
@@ -596,6 +616,7 @@ impl From<McpServer> for RawEntry {
                 // A function cannot be written to a file; files take the three strings.
                 _ => None,
             },
+            trust: (s.trust != Trust::Annotations).then_some(s.trust),
             tools: s.tools,
             startup_timeout_ms: (s.startup_timeout != DEFAULT_STARTUP_TIMEOUT)
                 .then(|| duration_ms(s.startup_timeout)),
@@ -635,6 +656,7 @@ impl fmt::Debug for McpServer {
         f.debug_struct("McpServer")
             .field("transport", &self.transport)
             .field("approval", &self.approval)
+            .field("trust", &self.trust)
             .field("tools", &self.tools)
             .field("startup_timeout", &self.startup_timeout)
             .field("call_timeout", &self.call_timeout)

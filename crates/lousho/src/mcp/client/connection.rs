@@ -523,7 +523,13 @@ impl Connection {
             let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {
                 continue;
             };
-            out.push(RemoteTool::new(name, &self.name, t, &self.entry.approval));
+            out.push(RemoteTool::new(
+                name,
+                &self.name,
+                t,
+                &self.entry.approval,
+                self.entry.trust,
+            ));
         }
         Ok(out)
     }

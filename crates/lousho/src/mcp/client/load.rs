@@ -5,6 +5,7 @@ use super::config::DEFAULT_CALL_TIMEOUT;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::tool::{McpTool, RemoteTool};
+use crate::policy::Trust;
 use crate::tool::Approval;
 use crate::tool::ToolSet;
 use rmcp::service::{RoleClient, RunningService, Service};
@@ -18,6 +19,9 @@ use std::time::Duration;
 pub struct LoadOptions {
     /// When calls need approval (default [`Approval::Annotations`]).
     pub approval: Approval,
+    /// Whether the server's annotations count for decisions (default
+    /// [`Trust::Annotations`]).
+    pub trust: Trust,
     /// How tools are named.
     pub naming: ToolNaming,
     /// How long one call may take (progress restarts it; default 60 s).
@@ -28,6 +32,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         Self {
             approval: Approval::Annotations,
+            trust: Trust::Annotations,
             naming: ToolNaming::Prefixed,
             call_timeout: DEFAULT_CALL_TIMEOUT,
         }
@@ -43,6 +48,12 @@ impl LoadOptions {
     /// Sets the approval policy (a custom function gets the bare tool name).
     pub fn approval(mut self, approval: Approval) -> Self {
         self.approval = approval;
+        self
+    }
+
+    /// Sets whether the server's annotations count for decisions.
+    pub fn trust(mut self, trust: Trust) -> Self {
+        self.trust = trust;
         self
     }
 
@@ -89,7 +100,7 @@ where
         let Some(name) = names.insert_listed(options.naming, server_name, &t.name)? else {
             continue;
         };
-        let remote = RemoteTool::new(name, server_name, t, &options.approval);
+        let remote = RemoteTool::new(name, server_name, t, &options.approval, options.trust);
         let tool = McpTool::new(remote, target.clone());
         // Names are unique per `names`, so this cannot collide.
         let _ = set.insert(Arc::new(tool));

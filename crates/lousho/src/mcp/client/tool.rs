@@ -7,6 +7,7 @@
 //! and every tool are gone.
 
 use super::call::{CallTarget, call_remote};
+use crate::policy::Trust;
 use crate::tool::Approval;
 use crate::tool::{
     Tool, ToolAnnotations, ToolContext, ToolError, ToolOrigin, ToolOutput, ToolSpec,
@@ -46,6 +47,7 @@ impl RemoteTool {
         server: &str,
         remote: &rmcp::model::Tool,
         approval: &Approval,
+        trust: Trust,
     ) -> Arc<Self> {
         let bare = remote.name.to_string();
         let raw_annotations = remote
@@ -69,6 +71,7 @@ impl RemoteTool {
         spec = spec
             .annotations(annotations)
             .approval(bare_name_approval(approval, &bare))
+            .trust(trust)
             .origin(ToolOrigin::mcp(server, bare.clone()))
             .metadata("mcp", json!({ "annotations": raw_annotations }));
         Arc::new(Self {

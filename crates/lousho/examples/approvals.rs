@@ -11,11 +11,12 @@
 use lousho::agent::RunStatus;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::policy::{Decisions, PermissionResult};
-use lousho::{Agent, JsonSchema, Permissions, RunState, ToolAnnotations, define_tool};
+use lousho::{Agent, Permissions, RunState, ToolAnnotations, define_tool};
 use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Deserialize, JsonSchema)]
+#[lousho::tool_input]
+#[derive(Deserialize)]
 struct Path {
     /// A file path.
     path: String,

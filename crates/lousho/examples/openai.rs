@@ -12,12 +12,13 @@
 //! exits with status 1.
 
 use futures::StreamExt;
-use lousho::{Agent, AgentEvent, JsonSchema, define_tool};
+use lousho::{Agent, AgentEvent, define_tool};
 use serde::Deserialize;
 use std::io::Write;
 use std::process::ExitCode;
 
-#[derive(Deserialize, JsonSchema)]
+#[lousho::tool_input]
+#[derive(Deserialize)]
 struct Weather {
     /// The city to look up.
     city: String,

@@ -8,11 +8,12 @@
 //! `"openai/gpt-4o-mini"` (and set `OPENAI_API_KEY`) for a real model.
 
 use futures::StreamExt;
-use lousho::{Agent, AgentEvent, JsonSchema, define_tool};
+use lousho::{Agent, AgentEvent, define_tool};
 use serde::Deserialize;
 use std::io::Write;
 
-#[derive(Deserialize, JsonSchema)]
+#[lousho::tool_input]
+#[derive(Deserialize)]
 struct LookupOrder {
     /// The order id, e.g. "A-1001".
     id: String,

@@ -13,10 +13,11 @@
 //! default is the offline `test` model. Ctrl-C stops it gracefully.
 
 use lousho::mcp::server::{Auth, HttpOptions, ServeOptions, serve_mcp};
-use lousho::{Agent, JsonSchema, define_tool};
+use lousho::{Agent, define_tool};
 use serde::Deserialize;
 
-#[derive(Deserialize, JsonSchema)]
+#[lousho::tool_input]
+#[derive(Deserialize)]
 struct Search {
     /// What to look for.
     query: String,

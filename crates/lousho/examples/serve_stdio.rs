@@ -13,10 +13,11 @@
 //! stdout carries only the MCP protocol.
 
 use lousho::mcp::server::{ServeOptions, serve_mcp};
-use lousho::{Agent, JsonSchema, define_tool};
+use lousho::{Agent, define_tool};
 use serde::Deserialize;
 
-#[derive(Deserialize, JsonSchema)]
+#[lousho::tool_input]
+#[derive(Deserialize)]
 struct Search {
     /// What to look for.
     query: String,

@@ -6,10 +6,11 @@
 //! that Claude Code, Cursor and other MCP clients call.
 //!
 //! ```
-//! use lousho::{Agent, define_tool, JsonSchema};
+//! use lousho::{Agent, define_tool};
 //! use serde::Deserialize;
 //!
-//! #[derive(Deserialize, JsonSchema)]
+//! #[lousho::tool_input] // derives JsonSchema; no `schemars` dependency needed
+//! #[derive(Deserialize)]
 //! struct Search {
 //!     /// What to look for.
 //!     query: String,
@@ -39,7 +40,7 @@
 //! | concept | items |
 //! | --- | --- |
 //! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`], [`AgentError`]; `agent.send(..)` returns an [`agent::RunRequest`] (`.await` it or `.stream()` it); the rest in [`agent`] |
-//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`async_trait`](macro@async_trait); the rest in [`tool`] |
+//! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`tool_input`](macro@tool_input), [`async_trait`](macro@async_trait); the rest in [`tool`] |
 //! | models | [`Model`]; providers, messages and `resolve_model` in [`model`]; `model::testing` has the offline `TestModel` and `ScriptedModel` |
 //! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
@@ -99,9 +100,32 @@ pub use tool::{Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSet, define_t
 /// Implement [`Tool`] (or [`ToolSource`](tool::ToolSource)) on your own type
 /// with `#[lousho::async_trait]`.
 pub use async_trait::async_trait;
+/// Derives [`JsonSchema`] for a tool's input through lousho's own
+/// [`schemars`], so your crate needs no `schemars` dependency:
+///
+/// ```
+/// #[lousho::tool_input]
+/// #[derive(serde::Deserialize)]
+/// struct Search {
+///     /// What to look for (the field docs become the schema's descriptions).
+///     query: String,
+///     #[schemars(range(min = 1, max = 50))]
+///     limit: Option<u32>,
+/// }
+/// # let schema = lousho::schemars::schema_for!(Search);
+/// # assert_eq!(schema.get("required"), Some(&serde_json::json!(["query"])));
+/// ```
+///
+/// It expands to `#[derive(lousho::JsonSchema)]` plus
+/// `#[schemars(crate = "::lousho::schemars")]`; other `#[schemars(..)]` and
+/// `#[serde(..)]` attributes work as usual. It takes no arguments.
+pub use lousho_macros::tool_input;
 /// The `schemars` crate, for `#[schemars(...)]` attributes on tool inputs.
 pub use schemars;
-/// Derive this on tool inputs (re-exported from `schemars`).
+/// The trait a tool's input implements (re-exported from `schemars`). Derive
+/// it with [`#[lousho::tool_input]`](macro@tool_input): `#[derive(JsonSchema)]`
+/// itself writes `schemars::` paths, so it needs `schemars` as a dependency of
+/// your crate (or `#[schemars(crate = "lousho::schemars")]` on the type).
 pub use schemars::JsonSchema;
 /// The cancellation token type used by [`RunRequest::cancel`](agent::RunRequest::cancel)
 /// and [`ToolContext`].
@@ -112,10 +136,36 @@ pub use tokio_util::sync::CancellationToken;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// Every ```rust block of docs/*.md, compiled (and run unless `no_run`) as
+/// doc tests; each page under the features its examples need.
+#[cfg(doctest)]
+pub mod docs_doctests {
+    #[doc = include_str!("../../../docs/approvals.md")]
+    pub struct Approvals;
+    #[cfg(feature = "builtin")]
+    #[doc = include_str!("../../../docs/builtins.md")]
+    pub struct Builtins;
+    #[doc = include_str!("../../../docs/cli.md")]
+    pub struct Cli;
+    #[cfg(feature = "mcp-client")]
+    #[doc = include_str!("../../../docs/mcp-client.md")]
+    pub struct McpClient;
+    #[cfg(feature = "oauth")]
+    #[doc = include_str!("../../../docs/oauth.md")]
+    pub struct OAuth;
+    #[doc = include_str!("../../../docs/providers.md")]
+    pub struct Providers;
+    #[doc = include_str!("../../../docs/security.md")]
+    pub struct Security;
+    #[cfg(feature = "mcp-server")]
+    #[doc = include_str!("../../../docs/serving.md")]
+    pub struct Serving;
+}
+
 /// The common imports: `use lousho::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         Agent, AgentEvent, Approval, JsonSchema, Reply, Tool, ToolAnnotations, ToolContext,
-        ToolOutput, async_trait, define_tool,
+        ToolOutput, async_trait, define_tool, tool_input,
     };
 }

@@ -8,13 +8,24 @@ pub mod server;
 
 #[cfg(feature = "mcp-client")]
 pub use client::oauth;
+// Every public item of `client` and `server`, flat: `lousho::mcp::X` is the
+// one path (`McpServer`, `connect_mcp`, `serve_mcp` and `ServeOptions` are at
+// the crate root).
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConnectOptions, LoadOptions, McpClient, McpError, McpServers, OnError, ServerIdentity,
-    ServerStatus, ToolFingerprint, ToolNaming, load_mcp_tools,
+    ConfigError, ConnectOptions, ElicitationHandler, ElicitationRequest, ElicitationResponse,
+    HttpTransport, IdpSettings, LOG_TARGET, LoadOptions, McpClient, McpConfigFile, McpError,
+    McpServers, McpTool, McpTransport, NameCollision, OAuthGrant, OAuthSettings, OnError,
+    ServerIdentity, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter,
+    ToolFingerprint, ToolNames, ToolNaming, fill_defaults, load_mcp_tools, parse_mcp_servers,
+    servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
-pub use server::{Auth, HttpOptions, McpServerHandle, ServeTransport};
+pub use server::{
+    Auth, BearerToken, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
+    DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LINE_BYTES,
+    HttpOptions, McpServerHandle, ServeError, ServeTransport,
+};
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for
 /// [`load_mcp_tools`] with a client you connected yourself. This is the only

@@ -28,15 +28,18 @@ pub struct DefinedTool {
 
 /// Defines a tool from an async closure over a typed input.
 ///
-/// The input type derives `Deserialize` and `JsonSchema`; its schema (JSON
-/// Schema 2020-12, object root) is what the model sees. Arguments that do not
-/// fit become an error result naming the field, so the model can retry.
+/// The input type derives `Deserialize` and `JsonSchema` (the latter through
+/// [`#[lousho::tool_input]`](macro@crate::tool_input), so your crate needs no
+/// `schemars` of its own); its schema (JSON Schema 2020-12, object root) is
+/// what the model sees. Arguments that do not fit become an error result
+/// naming the field, so the model can retry.
 ///
 /// ```
-/// use lousho::{define_tool, JsonSchema};
+/// use lousho::define_tool;
 /// use serde::Deserialize;
 ///
-/// #[derive(Deserialize, JsonSchema)]
+/// #[lousho::tool_input]
+/// #[derive(Deserialize)]
 /// struct Search {
 ///     /// What to look for.
 ///     query: String,

@@ -32,4 +32,5 @@ mod run_request;
 mod spec_files;
 #[cfg(feature = "spec")]
 mod spec_limits;
+mod tool_input;
 mod tools;

@@ -22,7 +22,9 @@ use std::fmt;
 pub struct ToolFingerprint(String);
 
 impl ToolFingerprint {
-    /// The fingerprint of `tool` (see the [module docs](self) for what it covers).
+    /// The fingerprint of `tool`: of its name, title, description, input and
+    /// output schemas and annotations (object keys sorted at every depth;
+    /// `_meta` and `icons` left out).
     pub fn of(tool: &rmcp::model::Tool) -> Self {
         let mut parts = Map::new();
         parts.insert("name".into(), Value::String(tool.name.to_string()));

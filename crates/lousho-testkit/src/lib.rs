@@ -7,5 +7,6 @@ pub mod bench;
 pub mod mcp_fixture;
 pub mod mock_provider;
 pub mod oauth_fixture;
+pub mod postgres;
 pub mod serve;
 pub mod tools;

@@ -210,6 +210,17 @@ impl Agent {
         Session::new(self.clone())
     }
 
+    /// The stored conversation `id` in `store` (created empty if there is
+    /// none): each `send` sees its history, and each completed turn is
+    /// appended to the store. See [`crate::session`].
+    pub async fn open_session(
+        &self,
+        store: Arc<dyn crate::session::SessionStore>,
+        id: impl Into<String>,
+    ) -> Result<Session, crate::session::StoreError> {
+        Session::open(self.clone(), store, id.into()).await
+    }
+
     /// Looks up one of the agent's own tools by name.
     pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.inner.tools.get(name)

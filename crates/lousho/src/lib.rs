@@ -45,10 +45,12 @@
 //! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
 //! | built-in tools | `builtin` (`fs_tools`, `todo_tools`, `clock_tools`) |
+//! | sessions | [`session`]: the `SessionStore` trait, `MemoryStore`, `SqliteStore`, `PostgresStore`; [`Agent::open_session`] |
 //!
 //! ## Cargo features
 //!
-//! Each layer can be left out; all are on by default. With none, lousho is
+//! Each layer can be left out; all but the session databases are on by
+//! default. With none, lousho is
 //! the agent loop, your own tools and the model providers.
 //!
 //! | feature | what it adds |
@@ -58,6 +60,8 @@
 //! | `oauth` | OAuth sign-in for HTTP MCP servers (`mcp::oauth`); implies `mcp-client` |
 //! | `builtin` | the built-in tools: `fs_tools`, `todo_tools`, `clock_tools` |
 //! | `spec` | agent spec files (`spec`); servers and built-ins in a file need their features |
+//! | `sqlite` (off by default) | `session::SqliteStore`: sessions in a SQLite file (bundled SQLite, a C build) |
+//! | `postgres` (off by default) | `session::PostgresStore`: sessions in PostgreSQL, shared by replicas |
 //!
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
@@ -72,6 +76,7 @@ mod error_chain;
 pub mod mcp;
 pub mod model;
 pub mod policy;
+pub mod session;
 #[cfg(feature = "spec")]
 pub mod spec;
 pub mod tool;

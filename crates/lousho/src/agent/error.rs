@@ -69,6 +69,10 @@ pub enum AgentError {
     /// A paused run's state could not be resumed.
     #[error(transparent)]
     RunState(#[from] RunStateError),
+    /// A stored session could not take the run's messages (another writer
+    /// appended first, or the store failed).
+    #[error(transparent)]
+    Session(#[from] crate::session::StoreError),
     /// A bug: the run stopped unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),

@@ -1,5 +1,6 @@
 //! One run, before it starts: what it begins with and its options.
 
+use super::session::SessionLink;
 use super::{AgentError, AgentInner, AgentStream, Reply, RunState, run};
 use crate::model::Message;
 use crate::policy::{
@@ -9,7 +10,7 @@ use crate::tool::ConversationState;
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -53,7 +54,7 @@ pub struct RunRequest {
     inner: Arc<AgentInner>,
     begin: Begin,
     state: ConversationState,
-    history: Option<Arc<Mutex<Vec<Message>>>>,
+    session: Option<SessionLink>,
     options: RunOptions,
 }
 
@@ -83,13 +84,13 @@ impl RunRequest {
         inner: Arc<AgentInner>,
         begin: Begin,
         state: ConversationState,
-        history: Option<Arc<Mutex<Vec<Message>>>>,
+        session: Option<SessionLink>,
     ) -> Self {
         Self {
             inner,
             begin,
             state,
-            history,
+            session,
             options: RunOptions::default(),
         }
     }
@@ -141,7 +142,7 @@ impl RunRequest {
             self.begin,
             self.state,
             self.options,
-            self.history,
+            self.session,
         )
     }
 }
@@ -165,7 +166,7 @@ impl fmt::Debug for RunRequest {
         };
         f.debug_struct("RunRequest")
             .field("begin", &begin)
-            .field("session", &self.history.is_some())
+            .field("session", &self.session.is_some())
             .field("cancel", &self.options.cancel.is_some())
             .field("max_turns", &self.options.max_turns)
             .field("timeout", &self.options.timeout)

@@ -3,6 +3,7 @@
 use super::approval::{TurnCalls, TurnContext};
 use super::builder::{definitions, validate_tool};
 use super::request::{Begin, RunOptions};
+use super::session::{SessionLink, StoreCommit};
 use super::state::{PausedCall, PausedTurn};
 use super::{
     AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, ToolCallRecord,
@@ -13,7 +14,7 @@ use crate::model::{
 use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
 use crate::tool::{ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -25,8 +26,13 @@ pub(crate) fn spawn(
     begin: Begin,
     state: ConversationState,
     options: RunOptions,
-    history: Option<Arc<Mutex<Vec<Message>>>>,
+    session: Option<SessionLink>,
 ) -> AgentStream {
+    let (history, commit) = match session {
+        None => (None, None),
+        Some(SessionLink::Memory(history)) => (Some(history), None),
+        Some(SessionLink::Stored(commit)) => (None, Some(commit)),
+    };
     let cancel = match &options.cancel {
         Some(parent) => parent.child_token(),
         None => CancellationToken::new(),
@@ -45,6 +51,7 @@ pub(crate) fn spawn(
             tx: tx.clone(),
             max_turns,
             approval_handler,
+            commit,
         }
         .run(begin);
         let result = match options.timeout {
@@ -113,6 +120,8 @@ struct Run {
     tx: mpsc::Sender<Result<AgentEvent, AgentError>>,
     max_turns: usize,
     approval_handler: Option<ApprovalHandler>,
+    /// A stored session's commit, made before `Done` is sent.
+    commit: Option<StoreCommit>,
 }
 
 /// A run's progress between turns.
@@ -213,6 +222,9 @@ impl Run {
                 })
                 .await?;
                 let reply = run.into_reply(out.text, RunStatus::Completed);
+                if let Some(commit) = &self.commit {
+                    commit.save(&reply.messages).await?;
+                }
                 return self.emit(AgentEvent::Done(Box::new(reply))).await;
             }
 

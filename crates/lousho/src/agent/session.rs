@@ -1,22 +1,86 @@
 use super::request::Begin;
-use super::{Agent, RunRequest, RunState};
+use super::{Agent, AgentError, RunRequest, RunState};
 use crate::model::Message;
 use crate::policy::Decisions;
+use crate::session::{SessionStore, StoreError};
 use crate::tool::ConversationState;
+use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A multi-turn conversation with an agent: every `send` sees the history of
 /// the ones before, and tools share one [`ConversationState`].
 ///
+/// Made by [`Agent::session`] (in memory) or [`Agent::open_session`] (kept
+/// in a [`SessionStore`]: each completed turn is appended to the store
+/// before the run's [`Done`](crate::AgentEvent::Done) event).
+///
 /// Turns are meant to be sequential: finish one before sending the next.
 /// The history takes a run once it completes, whether it was awaited or
 /// streamed to its [`Done`](crate::AgentEvent::Done) event; a failed,
 /// cancelled or paused run leaves it as it was.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Session {
     agent: Agent,
     history: Arc<Mutex<Vec<Message>>>,
     state: ConversationState,
+    stored: Option<Stored>,
+}
+
+/// Where a stored session lives.
+#[derive(Clone)]
+struct Stored {
+    store: Arc<dyn SessionStore>,
+    id: String,
+}
+
+/// How a session's run hands its completed conversation back.
+pub(crate) enum SessionLink {
+    /// In memory: the stream sets the history when it yields `Done`.
+    Memory(Arc<Mutex<Vec<Message>>>),
+    /// In a store: the run appends before it sends `Done`.
+    Stored(StoreCommit),
+}
+
+/// A stored session's pending commit: what the run appends once it completes.
+pub(crate) struct StoreCommit {
+    store: Arc<dyn SessionStore>,
+    id: String,
+    history: Arc<Mutex<Vec<Message>>>,
+    /// The stored version (= messages) the run started from.
+    base: usize,
+}
+
+impl StoreCommit {
+    /// Appends the run's new messages (those past the version it started
+    /// from) and updates the session's history. A conflict (another writer
+    /// appended meanwhile) fails the run with [`AgentError::Session`].
+    pub(crate) async fn save(&self, messages: &[Message]) -> Result<(), AgentError> {
+        let new = messages.get(self.base..).ok_or_else(|| {
+            AgentError::Internal(format!(
+                "the run's conversation has {} messages, fewer than the {} stored",
+                messages.len(),
+                self.base
+            ))
+        })?;
+        if !new.is_empty() {
+            self.store
+                .append(&self.id, self.base as u64, new)
+                .await
+                .map_err(AgentError::Session)?;
+        }
+        *self.history.lock().unwrap_or_else(PoisonError::into_inner) = messages.to_vec();
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("agent", &self.agent)
+            .field("id", &self.id())
+            .field("messages", &self.history_len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Session {
@@ -25,12 +89,45 @@ impl Session {
             agent,
             history: Arc::default(),
             state: ConversationState::default(),
+            stored: None,
+        }
+    }
+
+    /// The session `id` from `store` (created empty if it does not exist).
+    pub(crate) async fn open(
+        agent: Agent,
+        store: Arc<dyn SessionStore>,
+        id: String,
+    ) -> Result<Self, StoreError> {
+        let found = store.open(&id).await?;
+        Ok(Self {
+            agent,
+            history: Arc::new(Mutex::new(found.messages)),
+            state: ConversationState::default(),
+            stored: Some(Stored { store, id }),
+        })
+    }
+
+    fn link(&self) -> SessionLink {
+        match &self.stored {
+            None => SessionLink::Memory(self.history.clone()),
+            Some(stored) => SessionLink::Stored(StoreCommit {
+                store: stored.store.clone(),
+                id: stored.id.clone(),
+                history: self.history.clone(),
+                base: self.history_len(),
+            }),
         }
     }
 
     /// A run of the next turn: the history so far (as of this call) plus
     /// `input`. `.await` it or [`.stream()`](RunRequest::stream) it, like
     /// [`Agent::send`].
+    ///
+    /// In a stored session, the run fails with [`AgentError::Session`] if
+    /// its messages cannot be appended, e.g. because another writer appended
+    /// to the session meanwhile ([`StoreError::Conflict`]);
+    /// [`reload`](Session::reload) and send again.
     pub fn send(&self, input: impl Into<Message>) -> RunRequest {
         let mut messages = self.history();
         messages.push(input.into());
@@ -38,13 +135,14 @@ impl Session {
             self.agent.inner.clone(),
             Begin::Fresh(messages),
             self.state.clone(),
-            Some(self.history.clone()),
+            Some(self.link()),
         )
     }
 
     /// Continues this session's run that paused for approval (see
-    /// [`Agent::resume`]); once it completes, the session's history holds it.
-    /// The session's tool state is set to the state's snapshot first.
+    /// [`Agent::resume`]); once it completes, the session's history holds it
+    /// (and, in a stored session, the store). The session's tool state is set
+    /// to the state's snapshot first.
     pub fn resume(&self, state: RunState, decisions: impl Into<Decisions>) -> RunRequest {
         for (key, value) in state.conversation_state() {
             self.state.set(key.clone(), value.clone());
@@ -53,7 +151,7 @@ impl Session {
             self.agent.inner.clone(),
             Begin::Resume(Box::new(state), decisions.into()),
             self.state.clone(),
-            Some(self.history.clone()),
+            Some(self.link()),
         )
     }
 
@@ -65,7 +163,42 @@ impl Session {
             .clone()
     }
 
-    /// The tools' conversation state.
+    fn history_len(&self) -> usize {
+        self.history
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// The session's id in its store (`None` for an in-memory session).
+    pub fn id(&self) -> Option<&str> {
+        self.stored.as_ref().map(|s| s.id.as_str())
+    }
+
+    /// The store this session is kept in (`None` for an in-memory session).
+    pub fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.stored.as_ref().map(|s| &s.store)
+    }
+
+    /// Reads the history again from the store (after another writer
+    /// appended). A no-op for an in-memory session.
+    pub async fn reload(&self) -> Result<(), StoreError> {
+        let Some(stored) = &self.stored else {
+            return Ok(());
+        };
+        let found = stored
+            .store
+            .load(&stored.id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                session: stored.id.clone(),
+            })?;
+        *self.history.lock().unwrap_or_else(PoisonError::into_inner) = found.messages;
+        Ok(())
+    }
+
+    /// The tools' conversation state (kept in memory only, also for a stored
+    /// session).
     pub fn state(&self) -> &ConversationState {
         &self.state
     }

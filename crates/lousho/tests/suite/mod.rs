@@ -28,6 +28,9 @@ mod providers_compatible;
 mod providers_openai;
 mod resume;
 mod run_request;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod session_processes;
+mod session_store;
 #[cfg(feature = "spec")]
 mod spec_files;
 #[cfg(feature = "spec")]

@@ -1,0 +1,442 @@
+//! One behaviour suite for every session store: in memory, SQLite (feature
+//! `sqlite`) and PostgreSQL (feature `postgres`, against a real server the
+//! testkit starts; skipped when PostgreSQL is not installed, a failure under
+//! CI=true).
+
+use lousho::agent::RunStatus;
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
+use lousho::model::{Message, ToolCall, ToolResult};
+use lousho::session::{MemoryStore, PausedRun, SessionStore, StoreError};
+use lousho::tool::DefinedTool;
+use lousho::{Agent, AgentError, RunState, ToolOutput};
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+type Store = Arc<dyn SessionStore>;
+
+/// Runs every behaviour against the stores `$make` (an async expression
+/// giving `Option<Store>`; `None` skips) makes, one fresh store per test.
+macro_rules! behaviour_suite {
+    ($backend:ident, $make:expr) => {
+        mod $backend {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn store() -> Option<Store> {
+                $make
+            }
+
+            behaviour_suite!(@tests
+                a_new_session_is_empty_and_its_id_taken,
+                appended_messages_load_back_in_order_with_the_version,
+                a_stale_append_conflicts_and_writes_nothing,
+                an_append_to_a_missing_session_is_not_found,
+                list_shows_the_most_recently_updated_first,
+                delete_removes_the_messages_and_the_paused_runs,
+                paused_runs_are_saved_replaced_loaded_and_deleted,
+                bad_ids_are_refused,
+                concurrent_opens_make_one_session,
+                concurrent_writers_retrying_on_conflict_lose_nothing,
+                a_stored_session_continues_in_a_new_agent,
+                a_second_writer_of_a_session_gets_a_conflict_not_an_overwrite,
+                a_paused_turn_of_a_stored_session_is_resumed_from_the_store,
+            );
+        }
+    };
+    (@tests $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                if let Some(store) = store().await {
+                    super::$name(store).await;
+                }
+            }
+        )*
+    };
+}
+
+behaviour_suite!(memory, Some(Arc::new(MemoryStore::new()) as Store));
+
+#[cfg(feature = "sqlite")]
+behaviour_suite!(sqlite, {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub").join("sessions.db");
+    // The folder lives as long as the test binary (the store holds the file).
+    std::mem::forget(dir);
+    Some(Arc::new(lousho::session::SqliteStore::open(path).await.unwrap()) as Store)
+});
+
+#[cfg(feature = "postgres")]
+behaviour_suite!(postgres, {
+    let server = lousho_testkit::postgres::PgServer::shared()?;
+    let url = server.create_database();
+    Some(Arc::new(lousho::session::PostgresStore::connect(&url).await.unwrap()) as Store)
+});
+
+/// Messages of every kind: text, tool calls, tool results.
+fn sample_messages() -> Vec<Message> {
+    let call = ToolCall {
+        id: "call-1".into(),
+        name: "lookup".into(),
+        arguments: json!({"path": "a.txt", "nested": {"n": [1, 2.5, null]}}),
+    };
+    vec![
+        Message::user("hello ünïcode 🎉"),
+        Message {
+            role: lousho::model::Role::Assistant,
+            parts: vec![
+                lousho::model::Part::Text {
+                    text: "Let me look.".into(),
+                },
+                lousho::model::Part::ToolCall(call.clone()),
+            ],
+        },
+        Message::tool_results([ToolResult {
+            call_id: call.id,
+            name: call.name,
+            output: ToolOutput::text("found it"),
+        }]),
+        Message::assistant("Done."),
+    ]
+}
+
+async fn a_new_session_is_empty_and_its_id_taken(store: Store) {
+    assert!(store.load("s").await.unwrap().is_none());
+    let info = store.create("s").await.unwrap();
+    assert_eq!((info.id.as_str(), info.version), ("s", 0));
+    let loaded = store.load("s").await.unwrap().unwrap();
+    assert_eq!(loaded.info.version, 0);
+    assert!(loaded.messages.is_empty());
+    let again = store.create("s").await.unwrap_err();
+    assert!(matches!(again, StoreError::AlreadyExists { ref session } if session == "s"));
+}
+
+async fn appended_messages_load_back_in_order_with_the_version(store: Store) {
+    store.create("s").await.unwrap();
+    let all = sample_messages();
+    assert_eq!(store.append("s", 0, &all[..1]).await.unwrap(), 1);
+    assert_eq!(store.append("s", 1, &all[1..]).await.unwrap(), 4);
+    assert_eq!(store.append("s", 4, &[]).await.unwrap(), 4);
+    let loaded = store.load("s").await.unwrap().unwrap();
+    assert_eq!(loaded.info.version, 4);
+    assert_eq!(loaded.messages, all);
+    assert!(loaded.info.updated_at >= loaded.info.created_at);
+}
+
+async fn a_stale_append_conflicts_and_writes_nothing(store: Store) {
+    store.create("s").await.unwrap();
+    store.append("s", 0, &sample_messages()[..2]).await.unwrap();
+    let err = store
+        .append("s", 1, &[Message::user("late")])
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    assert!(matches!(
+        err,
+        StoreError::Conflict {
+            expected: 1,
+            found: 2,
+            ..
+        }
+    ));
+    let err = store
+        .append("s", 3, &[Message::user("early")])
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        StoreError::Conflict {
+            expected: 3,
+            found: 2,
+            ..
+        }
+    ));
+    let loaded = store.load("s").await.unwrap().unwrap();
+    assert_eq!(loaded.messages, sample_messages()[..2]);
+}
+
+async fn an_append_to_a_missing_session_is_not_found(store: Store) {
+    let err = store
+        .append("nope", 0, &[Message::user("x")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { ref session } if session == "nope"));
+    assert!(store.load("nope").await.unwrap().is_none());
+}
+
+async fn list_shows_the_most_recently_updated_first(store: Store) {
+    assert!(store.list().await.unwrap().is_empty());
+    store.create("a").await.unwrap();
+    store.create("b").await.unwrap();
+    // Timestamps have millisecond precision: make "a" the newer one.
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    store.append("a", 0, &[Message::user("x")]).await.unwrap();
+    let list = store.list().await.unwrap();
+    let ids: Vec<_> = list.iter().map(|s| (s.id.as_str(), s.version)).collect();
+    assert_eq!(ids, [("a", 1), ("b", 0)]);
+}
+
+async fn delete_removes_the_messages_and_the_paused_runs(store: Store) {
+    store.create("s").await.unwrap();
+    store.append("s", 0, &sample_messages()).await.unwrap();
+    let state = paused_state().await;
+    store
+        .save_run("r1", &PausedRun::new(state.clone()).session("s"))
+        .await
+        .unwrap();
+    store.save_run("r2", &PausedRun::new(state)).await.unwrap();
+    assert!(store.delete("s").await.unwrap());
+    assert!(!store.delete("s").await.unwrap());
+    assert!(store.load("s").await.unwrap().is_none());
+    assert!(
+        store.load_run("r1").await.unwrap().is_none(),
+        "the session's run went with it"
+    );
+    assert!(
+        store.load_run("r2").await.unwrap().is_some(),
+        "another run stays"
+    );
+    // A new session of that name starts empty.
+    store.create("s").await.unwrap();
+    store.append("s", 0, &[Message::user("new")]).await.unwrap();
+    let loaded = store.load("s").await.unwrap().unwrap();
+    assert_eq!(loaded.messages, [Message::user("new")]);
+}
+
+async fn paused_runs_are_saved_replaced_loaded_and_deleted(store: Store) {
+    let state = paused_state().await;
+    assert!(store.load_run("r").await.unwrap().is_none());
+    let run = PausedRun::new(state.clone()).context(json!({"spec": "/a.yaml"}));
+    store.save_run("r", &run).await.unwrap();
+    assert_eq!(store.load_run("r").await.unwrap().unwrap(), run);
+    let replaced = PausedRun::new(state).session("s").context(json!({"n": 2}));
+    store.save_run("r", &replaced).await.unwrap();
+    let loaded = store.load_run("r").await.unwrap().unwrap();
+    assert_eq!(loaded, replaced);
+    assert_eq!(loaded.state.pending().count(), 1);
+    assert!(store.delete_run("r").await.unwrap());
+    assert!(!store.delete_run("r").await.unwrap());
+    assert!(store.load_run("r").await.unwrap().is_none());
+}
+
+async fn bad_ids_are_refused(store: Store) {
+    let long = "x".repeat(257);
+    for bad in ["", "a\nb", long.as_str()] {
+        let err = store.create(bad).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidId { .. }),
+            "{bad:?}: {err}"
+        );
+    }
+    let err = store
+        .save_run("", &PausedRun::new(paused_state().await))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidId { .. }));
+    // 256 characters is fine.
+    store.create(&"é".repeat(256)).await.unwrap();
+}
+
+async fn concurrent_opens_make_one_session(store: Store) {
+    let opens = (0..8).map(|_| {
+        let store = store.clone();
+        tokio::spawn(async move { store.open("shared").await })
+    });
+    for open in futures::future::join_all(opens).await {
+        assert_eq!(open.unwrap().unwrap().info.version, 0);
+    }
+    assert_eq!(store.list().await.unwrap().len(), 1);
+}
+
+/// Appends one message, reloading and retrying on a conflict.
+async fn append_retrying(store: &Store, session: &str, message: Message) -> usize {
+    let mut conflicts = 0;
+    loop {
+        let version = store.load(session).await.unwrap().unwrap().info.version;
+        match store
+            .append(session, version, std::slice::from_ref(&message))
+            .await
+        {
+            Ok(v) => {
+                assert_eq!(v, version + 1);
+                return conflicts;
+            }
+            Err(e) if e.is_conflict() => conflicts += 1,
+            Err(e) => panic!("append failed: {e}"),
+        }
+    }
+}
+
+async fn concurrent_writers_retrying_on_conflict_lose_nothing(store: Store) {
+    store.create("s").await.unwrap();
+    let writers = (0..4).map(|w| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut conflicts = 0;
+            for i in 0..25 {
+                conflicts += append_retrying(&store, "s", Message::user(format!("{w}-{i}"))).await;
+            }
+            conflicts
+        })
+    });
+    futures::future::join_all(writers).await;
+    let loaded = store.load("s").await.unwrap().unwrap();
+    assert_eq!(loaded.info.version, 100);
+    let texts: Vec<String> = loaded.messages.iter().map(Message::text).collect();
+    let unique: HashSet<&String> = texts.iter().collect();
+    assert_eq!(unique.len(), 100, "no message lost or duplicated");
+    for w in 0..4 {
+        let mine: Vec<usize> = texts
+            .iter()
+            .filter_map(|t| t.strip_prefix(&format!("{w}-")))
+            .map(|i| i.parse().unwrap())
+            .collect();
+        assert_eq!(
+            mine,
+            (0..25).collect::<Vec<_>>(),
+            "each writer's order kept"
+        );
+    }
+}
+
+fn scripted(turns: Vec<ScriptedTurn>) -> (Agent, ScriptedModel) {
+    let model = ScriptedModel::new(turns);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .prompt("You remember.")
+        .build()
+        .unwrap();
+    (agent, model)
+}
+
+async fn a_stored_session_continues_in_a_new_agent(store: Store) {
+    let (agent, _) = scripted(vec![ScriptedTurn::text("Hi Ada.")]);
+    let session = agent.open_session(store.clone(), "chat").await.unwrap();
+    assert_eq!(session.id(), Some("chat"));
+    session.send("I am Ada.").await.unwrap();
+    assert_eq!(store.load("chat").await.unwrap().unwrap().info.version, 2);
+
+    // "Another process": a new agent, the same store.
+    let (agent, model) = scripted(vec![ScriptedTurn::text("You are Ada.")]);
+    let session = agent.open_session(store.clone(), "chat").await.unwrap();
+    assert_eq!(session.history().len(), 2);
+    let reply = session.send("Who am I?").await.unwrap();
+    assert_eq!(reply.text, "You are Ada.");
+    let sent = model.last_request().unwrap();
+    assert_eq!(
+        sent.messages,
+        [
+            Message::user("I am Ada."),
+            Message::assistant("Hi Ada."),
+            Message::user("Who am I?"),
+        ],
+        "the model saw the stored conversation"
+    );
+    let loaded = store.load("chat").await.unwrap().unwrap();
+    assert_eq!(loaded.messages.len(), 4);
+    assert_eq!(loaded.messages[3], Message::assistant("You are Ada."));
+    assert_eq!(session.history(), loaded.messages);
+}
+
+async fn a_second_writer_of_a_session_gets_a_conflict_not_an_overwrite(store: Store) {
+    let (agent, _) = scripted(vec![
+        ScriptedTurn::text("one"),
+        ScriptedTurn::text("lost"),
+        ScriptedTurn::text("two"),
+    ]);
+    let first = agent.open_session(store.clone(), "chat").await.unwrap();
+    let second = agent.open_session(store.clone(), "chat").await.unwrap();
+    first.send("from first").await.unwrap();
+    let err = second.send("from second").await.unwrap_err();
+    assert!(
+        matches!(err, AgentError::Session(ref e) if e.is_conflict()),
+        "{err}"
+    );
+    assert!(
+        second.history().is_empty(),
+        "a failed turn leaves the history"
+    );
+    let loaded = store.load("chat").await.unwrap().unwrap();
+    assert_eq!(
+        loaded.messages,
+        [Message::user("from first"), Message::assistant("one")]
+    );
+    // Reloaded, the second writer goes on after the first.
+    second.reload().await.unwrap();
+    second.send("from second").await.unwrap();
+    let loaded = store.load("chat").await.unwrap().unwrap();
+    assert_eq!(loaded.info.version, 4);
+    assert_eq!(loaded.messages[2], Message::user("from second"));
+}
+
+/// An agent whose `delete` tool needs approval.
+fn approving_agent(turns: Vec<ScriptedTurn>) -> Agent {
+    let delete = DefinedTool::from_json(
+        "delete",
+        "Deletes a file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        |_input: serde_json::Value, _ctx: lousho::ToolContext| async move {
+            ToolOutput::text("deleted")
+        },
+    )
+    .needs_approval(true);
+    Agent::builder()
+        .model(ScriptedModel::new(turns))
+        .tool(delete)
+        .build()
+        .unwrap()
+}
+
+async fn paused_state() -> RunState {
+    let agent = approving_agent(vec![ScriptedTurn::tool_call(
+        "delete",
+        json!({"path": "a"}),
+    )]);
+    let reply = agent.send("delete a").await.unwrap();
+    assert_eq!(reply.status, RunStatus::Interrupted);
+    reply.state.unwrap()
+}
+
+async fn a_paused_turn_of_a_stored_session_is_resumed_from_the_store(store: Store) {
+    let agent = approving_agent(vec![ScriptedTurn::tool_call(
+        "delete",
+        json!({"path": "a"}),
+    )]);
+    let session = agent.open_session(store.clone(), "chat").await.unwrap();
+    let reply = session.send("delete a").await.unwrap();
+    assert_eq!(reply.status, RunStatus::Interrupted);
+    assert_eq!(
+        store.load("chat").await.unwrap().unwrap().info.version,
+        0,
+        "a paused turn is not stored as history"
+    );
+    let call_id = reply.pending[0].call_id.clone();
+    store
+        .save_run(
+            "run-1",
+            &PausedRun::new(reply.state.unwrap()).session("chat"),
+        )
+        .await
+        .unwrap();
+
+    // "Another process": the run and its session read back from the store.
+    let agent = approving_agent(vec![ScriptedTurn::text("Deleted.")]);
+    let paused = store.load_run("run-1").await.unwrap().unwrap();
+    let session = agent
+        .open_session(store.clone(), paused.session.clone().unwrap())
+        .await
+        .unwrap();
+    let reply = session
+        .resume(
+            paused.state,
+            lousho::policy::Decisions::new().approve(&call_id),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.text, "Deleted.");
+    let loaded = store.load("chat").await.unwrap().unwrap();
+    assert_eq!(loaded.info.version, 4, "user, call, result, answer");
+    assert_eq!(loaded.messages[0], Message::user("delete a"));
+    assert_eq!(loaded.messages[3], Message::assistant("Deleted."));
+}

@@ -9,6 +9,8 @@ Exit codes:
   1    the run, the model or the tool failed (a denied or failed tool call included)
   2    bad command line, spec file or setup (e.g. a missing API key)
   3    an MCP server could not connect
+  4    the run paused for approval with no terminal to ask; it was saved, and
+       stderr says how to go on: lousho resume <id> --approve <tool> | --deny <tool>
   130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
 
 Logs go to stderr: -v / -vv, else LOUSHO_LOG, else RUST_LOG (e.g. LOUSHO_LOG=debug);
@@ -32,6 +34,17 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub tokens: Option<PathBuf>,
+    /// Where sessions and paused runs are kept: a SQLite file, or a
+    /// postgres:// URL (default: $XDG_DATA_HOME/lousho/sessions.db, else
+    /// ~/.local/share/lousho/sessions.db).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE|URL",
+        env = "LOUSHO_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -56,12 +69,17 @@ Over stdio only the MCP protocol is written to stdout; logs go to stderr.")]
 Examples:
   lousho run examples/agents/quickstart.yaml \"What files are in this folder?\"
   lousho run agent.yaml --model openai/gpt-4o-mini \"Summarise README.md\"
+  lousho run agent.yaml --session support \"And the second file?\"
   lousho run agent.yaml                      # multi-turn prompt (Ctrl-D to quit)
 
 The answer streams to stdout; tool activity and MCP progress go to stderr.
+With --session NAME the conversation is kept in the store (--store) and
+continued by the next run with that name; the prompt saves each answer.
 Tool calls that need approval are asked on the terminal (y/n/a = always for
-this tool). When stdin is not a terminal they are denied; allow them with a
-permission rule in the spec: permissions: {rules: [{tool: NAME, decision: allow}]}.")]
+this tool). When stdin is not a terminal the run pauses instead: it is saved,
+stderr prints `lousho resume <id> --approve <tool>` (or --deny), and the exit
+code is 4. To let a tool run unasked, allow it in the spec:
+permissions: {rules: [{tool: NAME, decision: allow}]}.")]
     Run(RunArgs),
     /// List the tools the agent would see, with approval decisions and MCP server status.
     #[command(after_help = "\
@@ -85,6 +103,20 @@ Examples:
 The result's text goes to stdout. Exit code 1 when the tool returned an error
 or the call was denied.")]
     Call(CallArgs),
+    /// Go on with a run that paused for approval (see `lousho run`).
+    #[command(after_help = "\
+Examples:
+  lousho resume 3f9c2a17d0b4e8c1 --approve delete_file
+  lousho resume 3f9c2a17d0b4e8c1 --deny delete_file
+
+The paused run names the spec file it came from; the agent is built from it
+again. A pending call of a tool named by neither flag is denied. If the run was
+a session's turn, the session is continued. Exit codes as for `lousho run`
+(4 if it pauses again).")]
+    Resume(ResumeArgs),
+    /// List, show or remove stored sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
     /// Sign the agent in to an MCP server that has `oauth` (once; the grant is stored).
     #[command(after_help = "\
 Examples:
@@ -196,6 +228,49 @@ pub struct RunArgs {
     /// Use this model instead of the spec's (e.g. openai/gpt-4o-mini, test).
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+    /// Continue (or start) the stored conversation NAME.
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+}
+
+/// `lousho resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The paused run's id (printed when it paused).
+    pub id: String,
+    /// Approve the pending calls of this tool (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub approve: Vec<String>,
+    /// Deny the pending calls of this tool (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub deny: Vec<String>,
+    /// Use this model instead of the spec's.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+}
+
+/// `lousho sessions`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The stored sessions, most recently used first.
+    List {
+        /// Print JSON (one array of {id, messages, created, updated}).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a session's conversation.
+    Show {
+        /// The session's name.
+        name: String,
+        /// Print the messages as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a session (and its paused runs).
+    Rm {
+        /// The session's name.
+        name: String,
+    },
 }
 
 /// `lousho tools`.

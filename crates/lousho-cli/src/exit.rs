@@ -17,6 +17,9 @@ pub const FAILED: u8 = 1;
 pub const BAD_SPEC: u8 = 2;
 /// An MCP server could not connect.
 pub const MCP_CONNECT: u8 = 3;
+/// The run paused for approval with nobody to ask (stdin not a terminal);
+/// it was saved for `lousho resume`.
+pub const PAUSED: u8 = 4;
 
 /// A bad command line that clap cannot see (a malformed JSON argument):
 /// exit code 2.

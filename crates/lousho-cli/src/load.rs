@@ -18,9 +18,24 @@ pub enum Approvals {
     /// The terminal (y/n/always, and servers' questions); denied with a hint
     /// when stdin is not one (and servers are told nobody can answer).
     Terminal,
+    /// The terminal when stdin is one; otherwise nobody, so a call that
+    /// needs approval pauses the run (`lousho run` then saves it for
+    /// `lousho resume`).
+    TerminalOrPause,
     /// Nobody: a call that needs approval pauses the run (serving over MCP
     /// turns that into an `isError` result).
     Nobody,
+}
+
+impl Approvals {
+    /// Whether the terminal answers approval questions.
+    fn asks_terminal(self) -> bool {
+        match self {
+            Approvals::Terminal => true,
+            Approvals::TerminalOrPause => std::io::IsTerminal::is_terminal(&std::io::stdin()),
+            Approvals::Nobody => false,
+        }
+    }
 }
 
 /// The model to use instead of the spec's.
@@ -82,7 +97,7 @@ pub fn build(
         ModelChoice::Model(m) => builder.model(m),
     };
     let mut options = spec.mcp_options.clone();
-    if approvals == Approvals::Terminal {
+    if approvals != Approvals::Nobody {
         options = crate::elicit::install(options);
     }
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
@@ -94,7 +109,7 @@ pub fn build(
     if let Some(mcp) = &mcp {
         builder = builder.tool_source(Arc::new(mcp.clone()));
     }
-    if approvals == Approvals::Terminal {
+    if approvals.asks_terminal() {
         builder = approve::install(builder);
     }
     let agent = builder.build().map_err(|e| match e {

@@ -3,7 +3,9 @@
 //! Exit codes: 0 success (a closed stdout included); 1 the run, the model or
 //! the tool failed (a tool call that returned an error result, or was
 //! denied, included); 2 a bad command line, spec file or setup (a missing
-//! API key); 3 an MCP server could not connect; 130 interrupted (SIGINT);
+//! API key); 3 an MCP server could not connect; 4 the run paused for
+//! approval with no terminal to ask (saved for `lousho resume`); 130
+//! interrupted (SIGINT);
 //! 143 terminated (SIGTERM).
 
 mod approve;
@@ -18,10 +20,13 @@ mod load;
 mod logging;
 mod login;
 mod progress;
+mod resume;
 mod run;
 mod serve;
 mod servers;
+mod sessions;
 mod signals;
+mod store;
 #[cfg(target_os = "linux")]
 mod supervise;
 mod tokens;
@@ -42,7 +47,11 @@ fn main() -> ExitCode {
     let supervised = {
         let starts_servers = matches!(
             cli.command,
-            Command::Mcp(_) | Command::Run(_) | Command::Tools(_) | Command::Call(_)
+            Command::Mcp(_)
+                | Command::Run(_)
+                | Command::Resume(_)
+                | Command::Tools(_)
+                | Command::Call(_)
         );
         let supervised = supervise::is_supervised();
         if starts_servers
@@ -65,6 +74,7 @@ fn main() -> ExitCode {
         Err(e) => return exit::report(&anyhow::Error::new(e)),
     };
     let tokens = cli.tokens;
+    let store = cli.store;
     let result = runtime.block_on(async move {
         // First: from here on SIGINT and SIGTERM are events the commands
         // handle (they close their servers), not the default sudden death.
@@ -74,9 +84,15 @@ fn main() -> ExitCode {
             supervise::unblock_signals();
         }
         let tokens = tokens.as_deref();
+        let store = store.as_deref();
         match cli.command {
             Command::Mcp(args) => serve::run(args, tokens, &signals).await,
-            Command::Run(args) => run::run(args, tokens, &signals).await,
+            Command::Run(args) => run::run(args, store, tokens, &signals).await,
+            Command::Resume(args) => resume::run(args, store, tokens, &signals).await,
+            Command::Sessions(command) => tokio::select! {
+                r = sessions::run(command, store) => r,
+                signal = signals.any() => Ok(signal.exit_code()),
+            },
             Command::Tools(args) => tools::run(args, tokens, &signals).await,
             Command::Call(args) => call::run(args, tokens, &signals).await,
             // No servers to close: stop where they are.

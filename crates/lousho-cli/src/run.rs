@@ -6,15 +6,20 @@ use crate::load::{self, Approvals, ModelChoice};
 use crate::servers::Servers;
 use crate::signals::Signals;
 use futures::StreamExt;
-use lousho::agent::AgentStream;
-use lousho::{Agent, AgentEvent, Reply};
+use lousho::agent::{AgentStream, RunStatus};
+use lousho::session::{PausedRun, SessionStore};
+use lousho::{Agent, AgentEvent, Reply, Session};
+use serde_json::json;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Runs the command.
 pub async fn run(
     args: RunArgs,
-    tokens: Option<&std::path::Path>,
+    store_flag: Option<&str>,
+    tokens: Option<&Path>,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
@@ -22,8 +27,20 @@ pub async fn run(
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, model, Approvals::Terminal, tokens)?;
+    let (agent, mcp) = load::build(&spec, model, Approvals::TerminalOrPause, tokens)?;
     let one_message = args.message.is_some();
+    let origin = Origin {
+        spec: std::path::absolute(&args.spec)?,
+        model: args.model.clone(),
+        store_flag,
+    };
+    let session = match &args.session {
+        Some(name) => {
+            let store = crate::store::open(store_flag).await?;
+            Some(agent.open_session(store, name.as_str()).await?)
+        }
+        None => None,
+    };
     // A signal stops the run (its stream is dropped, which cancels the model
     // and the tools) and closes the servers like the end of the command does.
     // The prompt takes SIGINT for itself (it cancels one answer); SIGTERM ends it.
@@ -33,10 +50,17 @@ pub async fn run(
         }
         match args.message {
             Some(message) => {
-                let stream = agent.send(message.as_str()).stream();
-                print_stream(stream).await.map(|_| ExitCode::from(exit::OK))
+                let request = match &session {
+                    Some(session) => session.send(message.as_str()),
+                    None => agent.send(message.as_str()),
+                };
+                let reply = print_stream(request.stream()).await?;
+                finish(reply, session.as_ref(), &origin).await
             }
-            None => repl(&agent, signals).await,
+            None => {
+                let session = session.clone().unwrap_or_else(|| agent.session());
+                repl(&agent, &session, &origin, signals).await
+            }
         }
     };
     let outcome = if one_message {
@@ -57,8 +81,87 @@ pub async fn run(
     }
 }
 
+/// Where a run came from: what `lousho resume` needs to build its agent again.
+pub struct Origin<'a> {
+    /// The spec file (absolute).
+    pub spec: std::path::PathBuf,
+    /// The --model override.
+    pub model: Option<String>,
+    /// The --store flag.
+    pub store_flag: Option<&'a str>,
+}
+
+/// The exit code for a finished reply; a paused one is saved first, with
+/// how to go on printed on stderr.
+pub async fn finish(
+    reply: Reply,
+    session: Option<&Session>,
+    origin: &Origin<'_>,
+) -> anyhow::Result<ExitCode> {
+    if reply.status != RunStatus::Interrupted {
+        return Ok(ExitCode::from(exit::OK));
+    }
+    save_paused(reply, session, origin).await?;
+    Ok(ExitCode::from(exit::PAUSED))
+}
+
+/// Saves a paused run in the store and prints how to resume it.
+#[allow(clippy::print_stderr)]
+async fn save_paused(
+    reply: Reply,
+    session: Option<&Session>,
+    origin: &Origin<'_>,
+) -> anyhow::Result<()> {
+    let Some(state) = reply.state else {
+        anyhow::bail!("the run paused without a state to resume it from");
+    };
+    let store: Arc<dyn SessionStore> = match session.and_then(|s| s.store()) {
+        Some(store) => store.clone(),
+        None => crate::store::open(origin.store_flag).await?,
+    };
+    let mut tools: Vec<&str> = reply.pending.iter().map(|r| r.tool_name.as_str()).collect();
+    tools.dedup();
+    let mut paused = PausedRun::new(state).context(json!({
+        "spec": origin.spec.to_string_lossy(),
+        "model": origin.model,
+    }));
+    if let Some(id) = session.and_then(|s| s.id()) {
+        paused = paused.session(id);
+    }
+    let id = lousho::session::new_run_id();
+    store.save_run(&id, &paused).await?;
+    // A file path is shown; a URL may hold a password, so it is not.
+    let store_arg = match origin.store_flag {
+        Some(url) if url.contains("://") => " --store <URL>".to_owned(),
+        Some(path) => format!(" --store {}", shell_word(path)),
+        None => String::new(),
+    };
+    let names = tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>();
+    eprintln!(
+        "paused: {} needs approval and stdin is not a terminal; the run is saved as {id}. Go on with:",
+        names.join(", ")
+    );
+    for tool in &tools {
+        eprintln!("  lousho{store_arg} resume {id} --approve {tool}");
+        eprintln!("  lousho{store_arg} resume {id} --deny {tool}");
+    }
+    Ok(())
+}
+
+/// `s` quoted for a POSIX shell when it needs to be.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Connects the servers: those that fail are warnings while at least one is up.
-async fn connect(mcp: &Servers) -> anyhow::Result<()> {
+pub async fn connect(mcp: &Servers) -> anyhow::Result<()> {
     if let Err(e) = load::connect(mcp, true).await {
         if mcp.failed().is_empty() || mcp.all_failed() {
             return Err(e.into());
@@ -112,8 +215,12 @@ pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
 
 /// A multi-turn prompt with line editing and history.
 #[allow(clippy::print_stderr)]
-async fn repl(agent: &Agent, signals: &Signals) -> anyhow::Result<ExitCode> {
-    let session = agent.session();
+async fn repl(
+    agent: &Agent,
+    session: &Session,
+    origin: &Origin<'_>,
+    signals: &Signals,
+) -> anyhow::Result<ExitCode> {
     let history =
         std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
     let mut editor = rustyline::DefaultEditor::new()?;
@@ -125,6 +232,12 @@ async fn repl(agent: &Agent, signals: &Signals) -> anyhow::Result<ExitCode> {
         agent.name().unwrap_or("the agent"),
         agent.model_name()
     );
+    if let Some(id) = session.id() {
+        eprintln!(
+            "Session `{id}`: {} earlier messages; each answer is saved.",
+            session.history().len()
+        );
+    }
     loop {
         let (back, line) = tokio::task::spawn_blocking(move || {
             let line = editor.readline("> ");
@@ -146,11 +259,15 @@ async fn repl(agent: &Agent, signals: &Signals) -> anyhow::Result<ExitCode> {
         let before = signals.now();
         tokio::select! {
             reply = print_stream(session.send(message).stream()) => {
-                if let Err(e) = reply {
+                let saved = match reply {
+                    Ok(reply) => finish(reply, Some(session), origin).await.map(|_| ()),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = saved {
                     if exit::is_broken_pipe(&e) {
                         return Err(e);
                     }
-                    eprintln!("error: {e}");
+                    eprintln!("error: {e:#}");
                 }
             }
             _ = signals.after(before) => eprintln!("(cancelled)"),

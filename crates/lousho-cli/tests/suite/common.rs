@@ -6,6 +6,7 @@ pub fn lousho() -> Command {
     cmd.env_remove("LOUSHO_BIN")
         .env_remove("LOUSHO_TOKENS")
         .env_remove("LOUSHO_MODEL")
+        .env_remove("LOUSHO_STORE")
         .env("LOUSHO_LOG", "warn")
         .stdin(Stdio::null());
     cmd

@@ -11,6 +11,7 @@ mod logs;
 mod mcp_http;
 mod mcp_stdio;
 mod run;
+mod sessions;
 mod signals;
 mod spec_recursion;
 mod tools;

@@ -30,20 +30,6 @@ fn the_quickstart_lists_and_calls_tools_of_a_real_stdio_mcp_server() {
 }
 
 #[test]
-fn a_call_that_needs_approval_is_denied_without_a_terminal_with_a_hint() {
-    let (_dir, spec) = spec_file(
-        "ask.yaml",
-        "model: test\ntools: [current_date]\npermissions:\n  rules:\n    - { tool: current_date, decision: ask }\n",
-    );
-    let out = run(&["run", &spec, "what day is it?"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let so = stdout(&out);
-    assert!(so.contains("current_date (error)"), "{so}");
-    assert!(so.contains("stdin is not a terminal"), "{so}");
-    assert!(so.contains("decision: allow"), "{so}");
-}
-
-#[test]
 fn model_flag_overrides_the_spec() {
     let (_dir, spec) = spec_file("m.yaml", "model: openai/gpt-4o-mini\n");
     let out = super::common::lousho()

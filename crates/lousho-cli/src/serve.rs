@@ -30,7 +30,7 @@ fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions 
     if let Some(n) = serve.max_body_bytes {
         http = http.max_body_bytes(n);
     }
-    http
+    http.stateful(serve.stateful)
 }
 
 /// Runs the command. Over stdio nothing but the protocol reaches stdout.

@@ -137,6 +137,9 @@ pub struct ServeSpec {
     pub body_timeout: Option<std::time::Duration>,
     /// HTTP: the largest request body accepted (`serve.maxBodyBytes`).
     pub max_body_bytes: Option<usize>,
+    /// HTTP: a session per client, so the server can ask it things
+    /// (`serve.stateful`).
+    pub stateful: bool,
     /// stdio: the longest message line accepted (`serve.maxLineBytes`).
     pub max_line_bytes: Option<usize>,
 }
@@ -155,6 +158,7 @@ impl fmt::Debug for ServeSpec {
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("stateful", &self.stateful)
             .field("max_line_bytes", &self.max_line_bytes)
             .finish()
     }
@@ -407,6 +411,7 @@ impl SpecLoader {
                 header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),
                 body_timeout: s.body_timeout_ms.map(std::time::Duration::from_millis),
                 max_body_bytes: s.max_body_bytes,
+                stateful: s.stateful,
                 max_line_bytes: s.max_line_bytes,
             },
         };

@@ -24,7 +24,11 @@ mod spec;
 
 pub use annotations::ToolAnnotations;
 pub use approval::{Approval, CustomApproval, ParseApprovalError};
-pub use context::{ConversationState, ToolContext};
+pub(crate) use context::ClientChannel;
+pub use context::{
+    ClientError, ConversationState, Elicitation, LogLevel, SamplingMessage, SamplingReply,
+    SamplingRequest, SamplingRole, ToolContext,
+};
 pub use define::{
     DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context,
 };

@@ -8,9 +8,10 @@ use crate::policy::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision, DecisionReason, Decisions,
     RuleDecision, decide_call, rule_denial,
 };
-use crate::tool::{ConversationState, ToolOutput, ToolSet};
+use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -54,6 +55,8 @@ pub(crate) struct TurnContext<'a> {
     pub(crate) tx: &'a mpsc::Sender<Result<AgentEvent, AgentError>>,
     /// The run's approval handler (its own or the agent's).
     pub(crate) approval_handler: Option<&'a ApprovalHandler>,
+    /// The MCP client the run serves, for its tools to talk back to.
+    pub(crate) tool_client: Option<&'a Arc<dyn ClientChannel>>,
 }
 
 impl TurnContext<'_> {
@@ -132,6 +135,7 @@ impl TurnContext<'_> {
             self.cancel,
             self.inner.max_parallel_tools,
             self.tx,
+            self.tool_client,
         )
         .await?;
         for (i, output) in to_run.into_iter().zip(results) {

@@ -3,9 +3,10 @@
 
 use super::{AgentError, AgentEvent};
 use crate::model::ToolCall;
-use crate::tool::{ConversationState, ToolContext, ToolOutput, ToolSet};
+use crate::tool::{ClientChannel, ConversationState, ToolContext, ToolOutput, ToolSet};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -22,17 +23,17 @@ pub(crate) async fn run_tool_calls(
     cancel: &CancellationToken,
     limit: usize,
     tx: &mpsc::Sender<Result<AgentEvent, AgentError>>,
+    client: Option<&Arc<dyn ClientChannel>>,
 ) -> Result<Vec<ToolOutput>, AgentError> {
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let pending: Vec<_> = calls
         .iter()
         .enumerate()
         .map(|(i, call)| {
-            let ctx = ToolContext {
-                call_id: call.id.clone(),
-                cancel: cancel.child_token(),
-                state: state.clone(),
-            };
+            let ctx = ToolContext::new(call.id.clone())
+                .with_cancel(cancel.child_token())
+                .with_state(state.clone())
+                .with_client(client.cloned());
             call_one(tools, call, ctx).map(move |out| (i, out))
         })
         .collect();

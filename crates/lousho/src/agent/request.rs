@@ -6,7 +6,7 @@ use crate::model::Message;
 use crate::policy::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, approval_handler,
 };
-use crate::tool::ConversationState;
+use crate::tool::{ClientChannel, ConversationState};
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -77,6 +77,8 @@ pub(crate) struct RunOptions {
     pub(crate) timeout: Option<Duration>,
     /// Overrides the agent's approval handler.
     pub(crate) approval_handler: Option<ApprovalHandler>,
+    /// The MCP client the run serves: its tools can talk back to it.
+    pub(crate) tool_client: Option<Arc<dyn ClientChannel>>,
 }
 
 impl RunRequest {
@@ -130,6 +132,13 @@ impl RunRequest {
         Fut: Future<Output = ApprovalDecision> + Send + 'static,
     {
         self.options.approval_handler = Some(approval_handler(f));
+        self
+    }
+
+    /// Lets this run's tools talk back to the MCP client it serves.
+    #[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
+    pub(crate) fn tool_client(mut self, client: Arc<dyn ClientChannel>) -> Self {
+        self.options.tool_client = Some(client);
         self
     }
 

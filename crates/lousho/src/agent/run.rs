@@ -12,7 +12,7 @@ use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
 };
 use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
-use crate::tool::{ConversationState, ToolOutput, ToolSet};
+use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -52,6 +52,7 @@ pub(crate) fn spawn(
             max_turns,
             approval_handler,
             commit,
+            tool_client: options.tool_client,
         }
         .run(begin);
         let result = match options.timeout {
@@ -122,6 +123,7 @@ struct Run {
     approval_handler: Option<ApprovalHandler>,
     /// A stored session's commit, made before `Done` is sent.
     commit: Option<StoreCommit>,
+    tool_client: Option<Arc<dyn ClientChannel>>,
 }
 
 /// A run's progress between turns.
@@ -256,6 +258,7 @@ impl Run {
             cancel: &self.cancel,
             tx: &self.tx,
             approval_handler: self.approval_handler.as_ref(),
+            tool_client: self.tool_client.as_ref(),
         }
     }
 

@@ -26,7 +26,12 @@
 //! - **stdio.** Only the protocol is written to stdout (log to stderr); EOF on
 //!   stdin shuts the server down. Serve stdio from a `current_thread` runtime
 //!   for the best latency.
-//! - **HTTP.** Binds `127.0.0.1` by default; POST only (GET/DELETE get `405`);
+//! - **Tools that talk back.** A direct tool, and any tool the served agent
+//!   calls, can report progress, log, elicit and sample through its
+//!   [`ToolContext`](crate::ToolContext) (typed errors when the client cannot).
+//! - **HTTP.** Binds `127.0.0.1` by default; stateless, POST only (GET/DELETE
+//!   get `405`) unless [`HttpOptions::stateful`] keeps a session per client
+//!   (then the server can ask the client things while a call runs);
 //!   `Host`/`Origin` checked against DNS rebinding (`403`; two `Host` headers
 //!   or user info in one: `400`; absolute-form targets checked too); bodies
 //!   over [`HttpOptions::max_body_bytes`] get `413`; [`Auth::bearer`] requires
@@ -61,6 +66,7 @@ mod handler;
 mod http;
 mod invalid_params;
 mod options;
+mod peer_channel;
 mod recover_id;
 mod result;
 mod stdio;
@@ -179,6 +185,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
+        answers: match &transport {
+            ServeTransport::Stdio => true,
+            ServeTransport::Http(http) => http.stateful,
+        },
     });
 
     match transport {

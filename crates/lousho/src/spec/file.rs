@@ -190,6 +190,10 @@ pub(crate) struct ServeFile {
     pub body_timeout_ms: Option<u64>,
     /// HTTP: the largest request body accepted, in bytes (default 4 MiB).
     pub max_body_bytes: Option<usize>,
+    /// HTTP: keep a session per client (`Mcp-Session-Id`) so the server can
+    /// ask it things (elicitation, sampling) while a call runs (default false).
+    #[serde(default)]
+    pub stateful: bool,
     /// stdio: the longest message line accepted, in bytes (default 16 MiB).
     pub max_line_bytes: Option<usize>,
 }

@@ -1,8 +1,28 @@
+//! What a tool call gets besides its input: its id, cancellation, the
+//! conversation's state and, when it runs for an MCP client, a way to talk
+//! back to that client.
+
+mod client;
+
+pub(crate) use client::ClientChannel;
+pub use client::{
+    ClientError, Elicitation, LogLevel, SamplingMessage, SamplingReply, SamplingRequest,
+    SamplingRole,
+};
+
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// What a tool call gets besides its input.
+///
+/// When the call comes from an MCP client — a direct tool of
+/// [`serve_mcp`](crate::serve_mcp), or any tool the served agent calls — the
+/// tool can talk back to that client: [`report_progress`](Self::report_progress),
+/// [`log`](Self::log), [`elicit`](Self::elicit) (ask the user through a form)
+/// and [`sample`](Self::sample) (ask the client's model). Each fails with a
+/// [`ClientError`] when there is no MCP client or it lacks the capability.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ToolContext {
@@ -12,6 +32,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// State kept for the whole conversation (a session's turns share it).
     pub state: ConversationState,
+    /// The MCP client the call runs for, if any.
+    pub(crate) client: Option<Arc<dyn ClientChannel>>,
 }
 
 impl ToolContext {
@@ -21,6 +43,139 @@ impl ToolContext {
             call_id: call_id.into(),
             cancel: CancellationToken::new(),
             state: ConversationState::default(),
+            client: None,
+        }
+    }
+
+    /// Talks back to this MCP client.
+    #[must_use]
+    pub(crate) fn with_client(mut self, client: Option<Arc<dyn ClientChannel>>) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// Whether the call runs for an MCP client (so the methods below can
+    /// reach one).
+    pub fn has_client(&self) -> bool {
+        self.client.is_some()
+    }
+
+    /// Whether the MCP client can answer [`elicit`](Self::elicit).
+    pub fn can_elicit(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.can_elicit())
+    }
+
+    /// Whether the MCP client can answer [`sample`](Self::sample).
+    pub fn can_sample(&self) -> bool {
+        self.client.as_ref().is_some_and(|c| c.can_sample())
+    }
+
+    fn client(&self, action: &'static str) -> Result<&Arc<dyn ClientChannel>, ClientError> {
+        self.client
+            .as_ref()
+            .ok_or(ClientError::NotUnderMcp { action })
+    }
+
+    /// Reports progress to the MCP client (`notifications/progress`):
+    /// `progress` should grow with each report; `total` when known.
+    /// [`ClientError::ProgressNotRequested`] when the client did not ask for
+    /// progress on this call (progress is optional: ignoring that error is fine).
+    pub async fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), ClientError> {
+        self.client("report progress")?
+            .progress(progress, total, message.map(str::to_owned))
+            .await
+    }
+
+    /// Sends a log message to the MCP client (`notifications/message`);
+    /// `data` is any JSON (a string for plain text). Messages below the level
+    /// the client set with `logging/setLevel` are dropped (not an error).
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) -> Result<(), ClientError> {
+        self.client("send a log message")?
+            .log(level, None, data.into())
+            .await
+    }
+
+    /// [`log`](Self::log) with a logger name.
+    pub async fn log_as(
+        &self,
+        level: LogLevel,
+        logger: impl Into<String>,
+        data: impl Into<Value>,
+    ) -> Result<(), ClientError> {
+        self.client("send a log message")?
+            .log(level, Some(logger.into()), data.into())
+            .await
+    }
+
+    /// Asks the user through the client (`elicitation/create`, form mode):
+    /// `message` says what and why; `schema` is a flat JSON object schema of
+    /// strings, numbers, booleans and enums (MCP's elicitation schema). Waits
+    /// until the user answers or the call is cancelled.
+    pub async fn elicit(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicitation, ClientError> {
+        self.elicit_inner(message.into(), schema, None).await
+    }
+
+    /// [`elicit`](Self::elicit), giving up with [`ClientError::TimedOut`]
+    /// after `timeout`.
+    pub async fn elicit_with_timeout(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+        timeout: Duration,
+    ) -> Result<Elicitation, ClientError> {
+        self.elicit_inner(message.into(), schema, Some(timeout))
+            .await
+    }
+
+    async fn elicit_inner(
+        &self,
+        message: String,
+        schema: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Elicitation, ClientError> {
+        let client = self.client("ask the user (elicitation)")?;
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(ClientError::Cancelled),
+            r = client.elicit(message, schema, timeout) => r,
+        }
+    }
+
+    /// Asks the client's model (`sampling/createMessage`). Waits until the
+    /// client answers or the call is cancelled.
+    pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingReply, ClientError> {
+        self.sample_inner(request, None).await
+    }
+
+    /// [`sample`](Self::sample), giving up with [`ClientError::TimedOut`]
+    /// after `timeout`.
+    pub async fn sample_with_timeout(
+        &self,
+        request: SamplingRequest,
+        timeout: Duration,
+    ) -> Result<SamplingReply, ClientError> {
+        self.sample_inner(request, Some(timeout)).await
+    }
+
+    async fn sample_inner(
+        &self,
+        request: SamplingRequest,
+        timeout: Option<Duration>,
+    ) -> Result<SamplingReply, ClientError> {
+        let client = self.client("ask the client's model (sampling)")?;
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => Err(ClientError::Cancelled),
+            r = client.sample(request, timeout) => r,
         }
     }
 

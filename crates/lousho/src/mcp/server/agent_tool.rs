@@ -2,15 +2,16 @@
 //! Each call is a fresh run; cancelling the request cancels it; progress
 //! notifications keep clients with request timeouts waiting.
 
+use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use crate::agent::{AgentEvent, Reply, RunStatus};
 use crate::model::{Part, Role};
 use crate::{Agent, AgentError};
 use futures::StreamExt;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -42,32 +43,6 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// Where progress goes, when the client asked for it.
-pub(crate) struct Progress {
-    pub(crate) peer: Peer<RoleServer>,
-    pub(crate) token: ProgressToken,
-    step: u32,
-}
-
-impl Progress {
-    pub(crate) fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        Self {
-            peer,
-            token,
-            step: 0,
-        }
-    }
-
-    async fn report(&mut self, message: String) {
-        self.step += 1;
-        let param = ProgressNotificationParam::new(self.token.clone(), f64::from(self.step))
-            .with_message(message);
-        if let Err(e) = self.peer.notify_progress(param).await {
-            tracing::debug!(error = %e, "could not send a progress notification");
-        }
-    }
-}
-
 /// What ended a call of the agent tool.
 pub(crate) enum Outcome {
     /// A result for the client (success or `isError`).
@@ -82,7 +57,7 @@ pub(crate) async fn call(
     arguments: Option<Map<String, Value>>,
     request_cancel: &CancellationToken,
     run_cancel: CancellationToken,
-    mut progress: Option<Progress>,
+    channel: PeerChannel,
 ) -> Outcome {
     let message = match arguments.as_ref().and_then(|a| a.get("message")) {
         Some(Value::String(m)) => m.clone(),
@@ -98,7 +73,11 @@ pub(crate) async fn call(
             ));
         }
     };
-    let mut stream = agent.send(message).cancel(run_cancel.clone()).stream();
+    let mut stream = agent
+        .send(message)
+        .cancel(run_cancel.clone())
+        .tool_client(Arc::new(channel.clone()))
+        .stream();
     loop {
         let event = tokio::select! {
             biased;
@@ -126,24 +105,20 @@ pub(crate) async fn call(
         match event {
             AgentEvent::Done(reply) => return Outcome::Result(reply_result(*reply)),
             AgentEvent::ToolCallStarted(call) => {
-                if let Some(p) = progress.as_mut() {
-                    p.report(format!("calling tool {}", call.name)).await;
-                }
+                channel
+                    .run_step(format!("calling tool {}", call.name))
+                    .await;
             }
             AgentEvent::ToolCallFinished { call, output } => {
-                if let Some(p) = progress.as_mut() {
-                    let how = if output.is_error {
-                        "failed"
-                    } else {
-                        "finished"
-                    };
-                    p.report(format!("tool {} {how}", call.name)).await;
-                }
+                let how = if output.is_error {
+                    "failed"
+                } else {
+                    "finished"
+                };
+                channel.run_step(format!("tool {} {how}", call.name)).await;
             }
             AgentEvent::TurnFinished { turn, .. } => {
-                if let Some(p) = progress.as_mut() {
-                    p.report(format!("turn {turn} finished")).await;
-                }
+                channel.run_step(format!("turn {turn} finished")).await;
             }
             _ => {}
         }

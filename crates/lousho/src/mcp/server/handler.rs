@@ -1,13 +1,14 @@
 //! The rmcp `ServerHandler`: `tools/list` and `tools/call` for the agent tool
 //! and the directly exposed tools.
 
-use super::agent_tool::{self, Outcome, Progress};
+use super::agent_tool::{self, Outcome};
 use super::invalid_params::custom_request_error;
+use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::to_call_result;
 use crate::Agent;
 use crate::agent::call_one;
 use crate::model::ToolCall;
-use crate::tool::{ToolContext, ToolSet};
+use crate::tool::{ClientChannel, ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
@@ -24,6 +25,9 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone)]
 pub(crate) struct LoushoServer {
     inner: Arc<Inner>,
+    /// The level the client set with `logging/setLevel` (one per connection
+    /// or session: see [`LoushoServer::for_session`]).
+    log: LogFilter,
 }
 
 struct Inner {
@@ -35,6 +39,9 @@ struct Inner {
     direct: ToolSet,
     /// Fires on `close()`: every in-flight call is cancelled.
     shutdown: CancellationToken,
+    /// Whether clients can answer server requests (elicitation, sampling):
+    /// stdio and stateful HTTP, not stateless HTTP.
+    answers: bool,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -46,6 +53,7 @@ pub(crate) struct Served {
     pub(crate) direct: ToolSet,
     pub(crate) direct_listed: Vec<Tool>,
     pub(crate) shutdown: CancellationToken,
+    pub(crate) answers: bool,
 }
 
 impl LoushoServer {
@@ -58,6 +66,7 @@ impl LoushoServer {
             direct,
             direct_listed,
             shutdown,
+            answers,
         } = served;
         let mut list = Vec::with_capacity(direct_listed.len() + 1);
         let agent_tool_name = agent_tool.name.to_string();
@@ -67,9 +76,15 @@ impl LoushoServer {
             .iter()
             .map(|t| (t.name.to_string(), t.clone()))
             .collect();
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(server_name, env!("CARGO_PKG_VERSION")))
-            .with_instructions(description);
+        #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(server_name, env!("CARGO_PKG_VERSION")))
+        .with_instructions(description);
         Self {
             inner: Arc::new(Inner {
                 agent,
@@ -79,7 +94,32 @@ impl LoushoServer {
                 by_name,
                 direct,
                 shutdown,
+                answers,
             }),
+            log: LogFilter::default(),
+        }
+    }
+
+    /// The server for a new connection or HTTP session: same tools, its own
+    /// log level.
+    pub(crate) fn for_session(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            log: LogFilter::default(),
+        }
+    }
+
+    /// How a call's tools reach its client.
+    fn channel(&self, cx: &RequestContext<RoleServer>, progress: ProgressTo) -> PeerChannel {
+        let caps = cx.client_capabilities().unwrap_or_default();
+        let modern = cx.protocol_version().is_some_and(|v| !v.has_initialize());
+        PeerChannel {
+            peer: cx.peer.clone(),
+            progress,
+            log: self.log.clone(),
+            answers: self.inner.answers && !modern,
+            elicitation: caps.elicitation.is_some(),
+            sampling: caps.sampling.is_some(),
         }
     }
 }
@@ -95,6 +135,16 @@ impl ServerHandler for LoushoServer {
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.inner.list.clone()))
+    }
+
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log.set(from_rmcp_level(request.level));
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -121,16 +171,17 @@ impl ServerHandler for LoushoServer {
         let request_cancel = cx.ct.child_token();
         let id = cx.id.to_string();
         if request.name == inner.agent_tool {
-            let progress = cx
-                .meta
-                .get_progress_token()
-                .map(|t| Progress::new(cx.peer.clone(), t));
+            let progress = match cx.meta.get_progress_token() {
+                Some(t) => ProgressTo::Run(t, Default::default()),
+                None => ProgressTo::Nowhere,
+            };
+            let channel = self.channel(&cx, progress);
             return match agent_tool::call(
                 &inner.agent,
                 request.arguments,
                 &request_cancel,
                 run_cancel,
-                progress,
+                channel,
             )
             .await
             {
@@ -156,7 +207,14 @@ impl ServerHandler for LoushoServer {
                 .arguments
                 .map_or_else(|| Value::Object(Default::default()), Value::Object),
         };
-        let ctx = ToolContext::new(call.id.clone()).with_cancel(run_cancel.clone());
+        let progress = match cx.meta.get_progress_token() {
+            Some(t) => ProgressTo::Direct(t),
+            None => ProgressTo::Nowhere,
+        };
+        let channel: Arc<dyn ClientChannel> = Arc::new(self.channel(&cx, progress));
+        let ctx = ToolContext::new(call.id.clone())
+            .with_cancel(run_cancel.clone())
+            .with_client(Some(channel));
         tokio::select! {
             biased;
             out = call_one(&inner.direct, &call, ctx) => Ok(to_call_result(out).into()),

@@ -9,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::{IpAddr, SocketAddr};
@@ -23,7 +24,7 @@ mod screen;
 
 use host::AllowedHosts;
 pub(crate) use listen::{ConnLimits, serve};
-use screen::{Screen, Screened};
+use screen::{McpService, Screen, Screened};
 
 /// Binds the listener (port 0 picks a free port).
 pub(crate) async fn bind(opts: &HttpOptions) -> Result<TcpListener, ServeError> {
@@ -80,17 +81,27 @@ pub(crate) fn router(
         .collect();
     origins.extend(opts.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
+        .with_legacy_session_mode(opts.stateful)
         .with_json_response(true)
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    );
+    // A fresh handler per session (stateful) or request (stateless): each
+    // has its own log level.
+    let service = if opts.stateful {
+        McpService::Stateful(StreamableHttpService::new(
+            move || Ok(server.for_session()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        ))
+    } else {
+        McpService::Stateless(StreamableHttpService::new(
+            move || Ok(server.for_session()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        ))
+    };
     let screened = Screened {
         inner: Arc::new(service),
         screen: Screen {

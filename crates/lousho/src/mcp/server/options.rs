@@ -168,7 +168,8 @@ pub enum ServeTransport {
     /// shuts the server down.
     #[default]
     Stdio,
-    /// Streamable HTTP: stateless, JSON responses, POST only.
+    /// Streamable HTTP: stateless, JSON responses, POST only — or with a
+    /// session per client ([`HttpOptions::stateful`]).
     Http(HttpOptions),
 }
 
@@ -202,6 +203,11 @@ pub struct HttpOptions {
     /// and another client connects, the one idle longest is closed to make
     /// room; when all have a request in flight, new ones wait.
     pub max_connections: usize,
+    /// Keep a session per client (`Mcp-Session-Id`, default off): then the
+    /// server can ask the client (elicitation, sampling — approvals with
+    /// [`ServeApprovals::Elicit`]) while a call runs, and GET opens an event
+    /// stream. Stateless (the default) serves each POST on its own.
+    pub stateful: bool,
 }
 
 impl Default for HttpOptions {
@@ -216,6 +222,7 @@ impl Default for HttpOptions {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            stateful: false,
         }
     }
 }
@@ -273,6 +280,13 @@ impl HttpOptions {
     /// [`body_timeout`](Self#structfield.body_timeout).
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// Keeps a session per client so the server can ask it things while a
+    /// call runs; see [`stateful`](Self#structfield.stateful).
+    pub fn stateful(mut self, stateful: bool) -> Self {
+        self.stateful = stateful;
         self
     }
 

@@ -13,6 +13,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Bytes, Frame, SizeHint};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,8 +23,23 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-/// rmcp's stateless Streamable HTTP service for our handler.
-pub(super) type McpService = StreamableHttpService<LoushoServer, NeverSessionManager>;
+/// rmcp's Streamable HTTP service for our handler: stateless (the
+/// default) or with a session per client.
+pub(super) enum McpService {
+    /// Each POST on its own.
+    Stateless(StreamableHttpService<LoushoServer, NeverSessionManager>),
+    /// `Mcp-Session-Id` sessions: the client can answer server requests.
+    Stateful(StreamableHttpService<LoushoServer, LocalSessionManager>),
+}
+
+impl McpService {
+    async fn handle(&self, request: Request) -> Response {
+        match self {
+            McpService::Stateless(s) => s.handle(request).await.map(Body::new),
+            McpService::Stateful(s) => s.handle(request).await.map(Body::new),
+        }
+    }
+}
 
 /// rmcp's service behind our screen: a plain tower `Service` (an axum
 /// `from_fn` middleware would box and clone the stack per request), and the
@@ -63,7 +79,7 @@ impl tower_service::Service<Request> for Screened {
                 return Ok(refused.into_response());
             }
             if req.method() != Method::POST {
-                return Ok(inner.handle(req).await.map(Body::new));
+                return Ok(inner.handle(req).await);
             }
             let json = is_json(&req);
             let (req, body, call) = match screen_post(&screen, req).await {

@@ -9,6 +9,11 @@
 //! [`decide_call`] is the one place it is coded: the run loop, `lousho tools`
 //! and `serve_mcp` all decide through it.
 //!
+//! 0. **Pins** ([`Pins`], a lock file next to a spec). A tool of a server
+//!    with `pin: enforce` whose definition is new or changed since pinned
+//!    is denied (reason `pin`, the message says what changed and to run
+//!    `lousho pin`), whatever the rules say; it is not offered to the model
+//!    either. `warn` and `off` decide nothing here.
 //! 1. **Permission rules** ([`Permissions`], set with
 //!    [`AgentBuilder::permissions`](crate::AgentBuilder::permissions)).
 //!    Each rule matches the tool's full name as the model sees it (MCP tools:
@@ -57,6 +62,8 @@
 mod ask;
 mod decision;
 mod permission;
+mod pins;
+mod remember;
 mod trust;
 
 /// The approval policy lives with the tool types; it is used here.
@@ -72,4 +79,9 @@ pub use permission::{
     CanUseTool, CompiledPermissions, PermissionError, PermissionResult, PermissionRule,
     Permissions, RuleDecision,
 };
+pub use pins::{
+    LOCK_FILE_VERSION, PinMode, PinState, PinnedTool, Pins, PinsError, ServerPins, ToolDrift,
+    ToolPin, lock_path,
+};
+pub use remember::{ApprovalKey, RememberedApprovals};
 pub use trust::Trust;

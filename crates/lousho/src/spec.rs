@@ -106,8 +106,10 @@ pub struct AgentSpec {
     /// The MCP servers.
     #[cfg(feature = "mcp-client")]
     pub mcp_servers: McpServers,
-    /// How they connect (the `mcp:` section: naming, lazy, on_error; the
-    /// other options are the defaults, for the caller to add to).
+    /// How they connect (the `mcp:` section: naming, lazy, on_error; and
+    /// the pins of the lock file next to the spec, `<name>.lock.json`, when
+    /// one exists; the other options are the defaults, for the caller to
+    /// add to).
     #[cfg(feature = "mcp-client")]
     pub mcp_options: ConnectOptions,
     /// The permission rules.
@@ -429,7 +431,10 @@ impl SpecLoader {
             #[cfg(feature = "mcp-client")]
             mcp_servers,
             #[cfg(feature = "mcp-client")]
-            mcp_options: mcp_servers::connect_options(file.mcp.unwrap_or_default()),
+            mcp_options: mcp_servers::with_lock_file(
+                mcp_servers::connect_options(file.mcp.unwrap_or_default()),
+                path,
+            )?,
             permissions,
             serve,
         })

@@ -14,6 +14,7 @@ mod mcp_oauth;
 mod mcp_oauth_enterprise;
 mod mcp_oauth_machine;
 mod mcp_own_tool_names;
+mod mcp_pins;
 mod mcp_processes;
 mod mcp_tools;
 mod mcp_trust;

@@ -35,7 +35,7 @@ enum Verdict {
 /// What the decision order says about one call.
 enum Gate {
     Decided(Verdict),
-    Ask(ApprovalRequest),
+    Ask(Box<ApprovalRequest>),
 }
 
 impl Gate {
@@ -95,6 +95,7 @@ impl TurnContext<'_> {
             let verdict = match gate {
                 Gate::Decided(verdict) => verdict,
                 Gate::Ask(request) => {
+                    let request = *request;
                     self.emit(AgentEvent::ApprovalRequested(request.clone()))
                         .await?;
                     if self.approval_handler.is_none() {
@@ -170,12 +171,12 @@ impl TurnContext<'_> {
                 Gate::RUN
             }
             (Decision::Deny, _) => Gate::deny(decided.denial(&call.name)),
-            (Decision::Ask, Some(spec)) => Gate::Ask(ApprovalRequest::new(
+            (Decision::Ask, Some(spec)) => Gate::Ask(Box::new(ApprovalRequest::new(
                 &call.id,
                 spec,
                 call.arguments.clone(),
                 decided.decision.reason,
-            )),
+            ))),
             // An unknown tool has nothing to approve; running it gives
             // the model the "unknown tool" result.
             (Decision::Ask, None) => Gate::RUN,

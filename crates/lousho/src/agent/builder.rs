@@ -268,9 +268,11 @@ pub(crate) fn validate_tool(tool: &dyn Tool) -> Result<(), BuildError> {
 }
 
 /// What the model sees of a set of tools.
+/// What the model is offered: every tool but those their pins hold back.
 pub(crate) fn definitions(tools: &ToolSet) -> Arc<[ToolDefinition]> {
     tools
         .iter()
+        .filter(|t| !t.spec().is_held_back())
         .map(|t| {
             let spec = t.spec();
             ToolDefinition {

@@ -22,6 +22,7 @@ mod live;
 mod load;
 pub mod naming;
 pub mod oauth;
+mod pinning;
 mod process;
 mod result;
 mod stderr;

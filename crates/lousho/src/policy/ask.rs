@@ -30,6 +30,13 @@ pub struct ApprovalRequest {
     pub origin: Option<String>,
     /// Which step of the decision order asked.
     pub reason: DecisionReason,
+    /// The tool definition's fingerprint (MCP tools), for remembered
+    /// approvals ([`ApprovalKey`](super::ApprovalKey)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The digest of the tool's server identity (MCP tools lousho connected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_identity: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -48,6 +55,8 @@ impl ApprovalRequest {
             annotations: spec.annotations.clone(),
             origin: spec.origin.server().map(str::to_owned),
             reason,
+            fingerprint: spec.fingerprint.clone(),
+            server_identity: spec.server_identity.clone(),
         }
     }
 

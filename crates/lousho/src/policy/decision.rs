@@ -42,7 +42,8 @@ impl fmt::Display for Decision {
 /// Which step of the decision order decided.
 ///
 /// Serialises as a short string: `rule:<pattern>`, `callback`,
-/// `annotations`, `untrusted`, `always`, `never`, `custom`, `unknown_tool`.
+/// `annotations`, `untrusted`, `always`, `never`, `custom`, `unknown_tool`,
+/// `pin`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DecisionReason {
@@ -67,6 +68,9 @@ pub enum DecisionReason {
     Custom,
     /// No tool has this name.
     UnknownTool,
+    /// The tool's pin holds it back (`pin: enforce`, and the tool is new or
+    /// its definition changed since pinned).
+    Pin,
 }
 
 impl fmt::Display for DecisionReason {
@@ -80,6 +84,7 @@ impl fmt::Display for DecisionReason {
             DecisionReason::Never => f.write_str("never"),
             DecisionReason::Custom => f.write_str("custom"),
             DecisionReason::UnknownTool => f.write_str("unknown_tool"),
+            DecisionReason::Pin => f.write_str("pin"),
         }
     }
 }
@@ -87,7 +92,7 @@ impl fmt::Display for DecisionReason {
 /// A string that is not a [`DecisionReason`].
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, untrusted, always, never, custom or unknown_tool)"
+    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, untrusted, always, never, custom, unknown_tool or pin)"
 )]
 pub struct ParseDecisionReasonError(String);
 
@@ -108,6 +113,7 @@ impl FromStr for DecisionReason {
             "never" => DecisionReason::Never,
             "custom" => DecisionReason::Custom,
             "unknown_tool" => DecisionReason::UnknownTool,
+            "pin" => DecisionReason::Pin,
             other => return Err(ParseDecisionReasonError(other.to_owned())),
         })
     }
@@ -189,7 +195,8 @@ pub(crate) fn rule_denial(name: &str, pattern: &str) -> String {
     format!("The call to `{name}` was denied by a permission rule (`{pattern}`); do not retry it.")
 }
 
-/// **The decision order**, written once: permission rules, then (for a call,
+/// **The decision order**, written once: the tool's pin (a tool held back
+/// by `pin: enforce` is denied, whatever the rules say), permission rules, then (for a call,
 /// when `input` is given) the `can_use_tool` callback, then the tool's
 /// approval policy. `spec` is the tool's spec when a tool has the name;
 /// without one (and without a matching rule) the call is `Deny` with
@@ -205,6 +212,14 @@ pub async fn decide_call(
     spec: Option<&ToolSpec>,
     input: Option<&Value>,
 ) -> CallDecision {
+    // 0. Pins: a new or changed definition under `enforce` is not the tool
+    // anyone allowed; no rule or answer applies to it.
+    if let Some(pin) = spec.and_then(|s| s.pin.as_ref()).filter(|p| p.blocks()) {
+        return CallDecision {
+            decision: ToolDecision::new(Decision::Deny, DecisionReason::Pin),
+            message: Some(pin.denial()),
+        };
+    }
     // 1. Permission rules: the strongest matching rule decides.
     if let Some(rule) = permissions.matching_rule(name) {
         let decision = match rule.decision {
@@ -354,6 +369,7 @@ mod tests {
             DecisionReason::Never,
             DecisionReason::Custom,
             DecisionReason::UnknownTool,
+            DecisionReason::Pin,
         ] {
             let json = serde_json::to_value(&reason).unwrap();
             assert!(json.is_string());

@@ -177,6 +177,39 @@ pub(super) fn connect_options(file: McpOptionsFile) -> ConnectOptions {
     options
 }
 
+/// `options` with the pins of the lock file next to the spec at `spec`
+/// ([`lock_path`](crate::policy::lock_path)), when one exists. A lock file
+/// that cannot be read is an error naming it, with line and column.
+#[cfg(feature = "mcp-client")]
+pub(super) fn with_lock_file(
+    options: ConnectOptions,
+    spec: &Path,
+) -> Result<ConnectOptions, SpecError> {
+    use crate::policy::{Pins, PinsError, lock_path};
+    let lock = lock_path(spec);
+    if !lock.is_file() {
+        return Ok(options);
+    }
+    match Pins::load(&lock) {
+        Ok(pins) => Ok(options.pins(pins)),
+        Err(e) => {
+            let (line, column) = match &e {
+                PinsError::Parse { line, column, .. } => (Some(*line), Some(*column)),
+                _ => (None, None),
+            };
+            let message = match &e {
+                PinsError::Parse { message, .. } => format!(
+                    "the lock file is broken: {message}; fix it, or delete it and run `lousho pin` to write it again"
+                ),
+                other => other.to_string(),
+            };
+            Err(SpecError::new(lock, SpecErrorKind::Invalid(message))
+                .at(line, column)
+                .source(e))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::spec::SpecLoader;

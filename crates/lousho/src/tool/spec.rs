@@ -1,5 +1,5 @@
 use super::{Approval, ToolAnnotations, ToolOrigin};
-use crate::policy::Trust;
+use crate::policy::{ToolPin, Trust};
 use serde_json::{Map, Value};
 
 /// Everything about a tool except its code: what the model and MCP clients see,
@@ -26,6 +26,17 @@ pub struct ToolSpec {
     /// Whether its annotations count for decisions (an MCP server's
     /// `trust`; [`Trust::Annotations`] by default).
     pub trust: Trust,
+    /// An MCP tool's definition fingerprint (SHA-256 of its canonical JSON,
+    /// [`ToolFingerprint`](crate::mcp::ToolFingerprint)); remembered
+    /// approvals are keyed by it, so a changed definition asks again.
+    pub fingerprint: Option<String>,
+    /// An MCP tool's server, as the digest of its
+    /// [`ServerIdentity`](crate::mcp::ServerIdentity) (no secret in it).
+    pub server_identity: Option<String>,
+    /// An MCP tool's definition compared with its pin, when its server
+    /// compares (`pin: warn | enforce`). Under `enforce` a new or changed
+    /// tool is not offered to the model and its calls are denied.
+    pub pin: Option<ToolPin>,
     /// Free metadata (MCP tools keep their raw annotations under
     /// `mcp.annotations`).
     pub metadata: Map<String, Value>,
@@ -49,6 +60,9 @@ impl ToolSpec {
             approval: Approval::Never,
             origin: ToolOrigin::Local,
             trust: Trust::Annotations,
+            fingerprint: None,
+            server_identity: None,
+            pin: None,
             metadata: Map::new(),
         }
     }
@@ -96,6 +110,12 @@ impl ToolSpec {
     pub fn trust(mut self, trust: Trust) -> Self {
         self.trust = trust;
         self
+    }
+
+    /// Whether the tool is held back by its pin (`enforce`, new or
+    /// changed): not offered to the model, its calls denied.
+    pub fn is_held_back(&self) -> bool {
+        self.pin.as_ref().is_some_and(ToolPin::blocks)
     }
 
     /// Adds one metadata entry.

@@ -16,11 +16,11 @@
 //! `type` is optional (`command` means stdio, `url` means http). Unknown
 //! fields are an error that names the field. Extra keys beyond Claude's shape:
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
-//! `none`), `tools` (`{ allow, deny }`),
+//! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `stderr` (`inherit` | `capture`) and
 //! `oauth`.
 
-use crate::policy::Trust;
+use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
 use crate::tool::ToolAnnotations;
 use crate::tool::name::compile_name_globs;
@@ -70,6 +70,13 @@ pub struct McpServer {
     /// Whether its tools' annotations count for decisions (default
     /// [`Trust::Annotations`]).
     pub trust: Trust,
+    /// What drift from its pins does (default: `warn` when it has pins,
+    /// `off` otherwise).
+    pub pin: Option<PinMode>,
+    /// Its pinned tool definitions (also set for every server by
+    /// [`ConnectOptions::pins`](super::ConnectOptions::pins), e.g. from a
+    /// lock file).
+    pub pins: Option<ServerPins>,
     /// Which of its tools to expose.
     pub tools: ToolFilter,
     /// How long connecting may take (spawn/HTTP + handshake + listing tools).
@@ -200,6 +207,8 @@ impl McpServer {
             transport,
             approval: Approval::Annotations,
             trust: Trust::Annotations,
+            pin: None,
+            pins: None,
             tools: ToolFilter::default(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
@@ -289,6 +298,20 @@ impl McpServer {
     /// under the `annotations` policy (the hints are still shown).
     pub fn trust(mut self, trust: Trust) -> Self {
         self.trust = trust;
+        self
+    }
+
+    /// Sets what drift from the pins does: `Off`, `Warn` (a warning, the
+    /// state in `lousho tools`) or `Enforce` (new or changed tools are held
+    /// back: not offered to the model, their calls denied).
+    pub fn pin(mut self, mode: PinMode) -> Self {
+        self.pin = Some(mode);
+        self
+    }
+
+    /// Pins this server's tools to `pins` (the mode defaults to `warn`).
+    pub fn pins(mut self, pins: ServerPins) -> Self {
+        self.pins = Some(pins);
         self
     }
 
@@ -459,6 +482,11 @@ pub(crate) struct RawEntry {
     /// unless a rule or the approval policy allows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trust: Option<Trust>,
+    /// What drift from the lock file's pins does: `off`, `warn` (default
+    /// when a lock file exists) or `enforce` (new or changed tools are held
+    /// back until `lousho pin` accepts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pin: Option<PinMode>,
     /// Which of its tools to expose, by bare name (globs: `*`, `?`, `[..]`, `{a,b}`).
     #[serde(default, skip_serializing_if = "ToolFilter::is_empty")]
     tools: ToolFilter,
@@ -594,6 +622,7 @@ impl TryFrom<RawEntry> for McpServer {
             Some(ApprovalKind::Never) => Approval::Never,
         };
         server.trust = raw.trust.unwrap_or_default();
+        server.pin = raw.pin;
         raw.tools.check()?;
         server.tools = raw.tools;
         if let Some(ms) = raw.startup_timeout_ms {
@@ -617,6 +646,7 @@ impl From<McpServer> for RawEntry {
                 _ => None,
             },
             trust: (s.trust != Trust::Annotations).then_some(s.trust),
+            pin: s.pin,
             tools: s.tools,
             startup_timeout_ms: (s.startup_timeout != DEFAULT_STARTUP_TIMEOUT)
                 .then(|| duration_ms(s.startup_timeout)),
@@ -657,6 +687,8 @@ impl fmt::Debug for McpServer {
             .field("transport", &self.transport)
             .field("approval", &self.approval)
             .field("trust", &self.trust)
+            .field("pin", &self.pin)
+            .field("pins", &self.pins.as_ref().map(|p| p.tools.len()))
             .field("tools", &self.tools)
             .field("startup_timeout", &self.startup_timeout)
             .field("call_timeout", &self.call_timeout)

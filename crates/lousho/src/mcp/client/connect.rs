@@ -7,6 +7,7 @@ use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{Authorizer, OAuthLink, TokenStore};
 use super::warnings;
+use crate::policy::{Pins, ToolDrift};
 use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -49,6 +50,10 @@ pub struct ConnectOptions {
     /// declares the `elicitation` capability (otherwise it does not, and
     /// servers may not ask).
     pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Pinned tool definitions for every server (a lock file's); a server's
+    /// own [`McpServer::pins`] win. With pins, a server's `pin` mode
+    /// defaults to `warn`; a server missing from them has all its tools `new`.
+    pub pins: Option<Arc<Pins>>,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -60,6 +65,7 @@ impl fmt::Debug for ConnectOptions {
             .field("tokens", &self.tokens)
             .field("authorizer", &self.authorizer)
             .field("elicitation", &self.elicitation.is_some())
+            .field("pins", &self.pins.as_ref().map(|p| p.servers.len()))
             .finish()
     }
 }
@@ -73,6 +79,7 @@ impl Default for ConnectOptions {
             tokens: None,
             authorizer: None,
             elicitation: None,
+            pins: None,
         }
     }
 }
@@ -111,6 +118,13 @@ impl ConnectOptions {
     /// [`Authorizer`]).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Pins every server's tools to `pins` (e.g. [`Pins::load`] of a lock
+    /// file); see [`Pins`].
+    pub fn pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(Arc::new(pins));
         self
     }
 
@@ -245,8 +259,13 @@ impl McpClient {
     {
         let servers = servers
             .into_iter()
-            .map(|(name, entry)| {
+            .map(|(name, mut entry)| {
                 let name = name.into();
+                if entry.pins.is_none()
+                    && let Some(pins) = &options.pins
+                {
+                    entry.pins = Some(pins.get(&name).cloned().unwrap_or_default());
+                }
                 let oauth = OAuthLink::for_entry(
                     &entry,
                     options.tokens.clone(),
@@ -306,6 +325,29 @@ impl McpClient {
             .servers
             .values()
             .flat_map(|c| c.tools())
+            .collect()
+    }
+
+    /// The tool definitions the connected servers list now, as [`Pins`]
+    /// (what `lousho pin` writes to the lock file): each server's tools that
+    /// pass its filter, held-back ones included.
+    pub fn live_pins(&self) -> Pins {
+        let mut pins = Pins::new();
+        for (name, conn) in &self.inner.servers {
+            if let Some(server) = conn.live_pins() {
+                pins = pins.server(name.clone(), server);
+            }
+        }
+        pins
+    }
+
+    /// Every server's drift from its pins as of its last listing (servers
+    /// that compare: `pin: warn | enforce`): new, changed and removed tools.
+    pub fn drift(&self) -> Vec<ToolDrift> {
+        self.inner
+            .servers
+            .values()
+            .flat_map(|c| c.drift())
             .collect()
     }
 

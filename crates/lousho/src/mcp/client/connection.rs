@@ -7,12 +7,16 @@ use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::handler::Handler;
 use super::http;
+use super::identity::ServerIdentity;
 use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
+use super::pinning::PinCheck;
 use super::process::{SpawnError, StdioProcess};
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
-use super::tool::{McpTool, RemoteTool};
+use super::tool::{Listing, McpTool, RemoteTool};
+use super::warnings;
+use crate::policy::{PinState, ServerPins, ToolDrift};
 use crate::tool::Tool;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -79,6 +83,14 @@ pub(crate) struct Connection {
     oauth: Option<OAuthLink>,
     /// Who answers the server's elicitation requests.
     elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// The digest of the server's identity (remembered approvals' key).
+    identity: String,
+    /// The entry's pins and mode, when it compares with pins.
+    pin_check: Option<PinCheck>,
+    /// Whether the last listing has been made (for `live_pins`).
+    listed: std::sync::atomic::AtomicBool,
+    /// The drift found by the last listing.
+    drift: RwLock<Vec<ToolDrift>>,
 }
 
 impl Connection {
@@ -90,7 +102,13 @@ impl Connection {
         oauth: Option<OAuthLink>,
         elicitation: Option<Arc<dyn ElicitationHandler>>,
     ) -> Arc<Self> {
+        let identity = ServerIdentity::of(&entry).digest();
+        let pin_check = PinCheck::new(entry.pin, entry.pins.as_ref());
         Arc::new_cyclic(|this| Self {
+            identity,
+            pin_check,
+            listed: std::sync::atomic::AtomicBool::new(false),
+            drift: RwLock::new(Vec::new()),
             name,
             entry,
             naming,
@@ -507,15 +525,56 @@ impl Connection {
         Ok(live)
     }
 
-    fn set_tools(&self, tools: Vec<Arc<RemoteTool>>) {
+    fn set_tools(&self, (tools, drift): (Vec<Arc<RemoteTool>>, Vec<ToolDrift>)) {
+        for d in &drift {
+            warnings::pin_drift(d, self.pin_check.as_ref().map(|p| p.mode));
+        }
+        *self.drift.write().unwrap_or_else(PoisonError::into_inner) = drift;
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::from(tools);
+        self.listed.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Turns a listing into tools: filtered, named, checked for collisions.
-    fn build_tools(&self, remote: &[rmcp::model::Tool]) -> Result<Vec<Arc<RemoteTool>>, McpError> {
+    /// The definitions of the last listing, as pins (`None` before any).
+    pub(crate) fn live_pins(&self) -> Option<ServerPins> {
+        if !self.listed.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let tools = self
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut pins = ServerPins::new();
+        for t in tools.iter() {
+            pins = pins.tool(t.bare_name(), t.definition.clone());
+        }
+        Some(pins)
+    }
+
+    /// The drift the last listing found.
+    pub(crate) fn drift(&self) -> Vec<ToolDrift> {
+        self.drift
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Turns a listing into tools: filtered, named, checked for collisions,
+    /// compared with the pins; with the drift found.
+    fn build_tools(
+        &self,
+        remote: &[rmcp::model::Tool],
+    ) -> Result<(Vec<Arc<RemoteTool>>, Vec<ToolDrift>), McpError> {
         let mut names = ToolNames::new();
         let mut out = Vec::with_capacity(remote.len());
         let allows = self.entry.tools.matcher();
+        let listing = Listing {
+            approval: &self.entry.approval,
+            trust: self.entry.trust,
+            identity: Some(&self.identity),
+            pins: self.pin_check.as_ref(),
+        };
+        let mut drift = Vec::new();
         for t in remote {
             if !allows(&t.name) {
                 continue;
@@ -523,15 +582,24 @@ impl Connection {
             let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {
                 continue;
             };
-            out.push(RemoteTool::new(
-                name,
-                &self.name,
-                t,
-                &self.entry.approval,
-                self.entry.trust,
-            ));
+            let tool = RemoteTool::new(name, &self.name, t, &listing);
+            if let Some(pin) = &tool.spec_ref().pin
+                && pin.state != PinState::Pinned
+            {
+                drift.push(ToolDrift::new(
+                    &self.name,
+                    tool.bare_name(),
+                    pin.state,
+                    pin.changes.clone(),
+                ));
+            }
+            out.push(tool);
         }
-        Ok(out)
+        if let Some(check) = &self.pin_check {
+            let listed: Vec<&str> = remote.iter().map(|t| t.name.as_ref()).collect();
+            drift.extend(check.removed(&self.name, &listed, &allows));
+        }
+        Ok((out, drift))
     }
 
     /// Refreshes the tools when the server announces a change: the legacy
@@ -591,7 +659,7 @@ impl Connection {
                 match listed {
                     Ok(remote) => match conn.build_tools(&remote) {
                         Ok(tools) => {
-                            tracing::debug!(server = %conn.name, count = tools.len(), "MCP tools changed");
+                            tracing::debug!(server = %conn.name, count = tools.0.len(), "MCP tools changed");
                             conn.set_tools(tools);
                         }
                         Err(e) => tracing::warn!(server = %conn.name, error = %e, "keeping the old tool list"),

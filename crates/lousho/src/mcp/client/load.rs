@@ -4,8 +4,9 @@ use super::call::CallTarget;
 use super::config::DEFAULT_CALL_TIMEOUT;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
-use super::tool::{McpTool, RemoteTool};
-use crate::policy::Trust;
+use super::pinning::PinCheck;
+use super::tool::{Listing, McpTool, RemoteTool};
+use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
 use crate::tool::ToolSet;
 use rmcp::service::{RoleClient, RunningService, Service};
@@ -24,6 +25,8 @@ pub struct LoadOptions {
     pub trust: Trust,
     /// How tools are named.
     pub naming: ToolNaming,
+    /// The server's pins and mode, when its tools are compared with pins.
+    pins: Option<PinCheck>,
     /// How long one call may take (progress restarts it; default 60 s).
     pub call_timeout: Duration,
 }
@@ -33,6 +36,7 @@ impl Default for LoadOptions {
         Self {
             approval: Approval::Annotations,
             trust: Trust::Annotations,
+            pins: None,
             naming: ToolNaming::Prefixed,
             call_timeout: DEFAULT_CALL_TIMEOUT,
         }
@@ -54,6 +58,13 @@ impl LoadOptions {
     /// Sets whether the server's annotations count for decisions.
     pub fn trust(mut self, trust: Trust) -> Self {
         self.trust = trust;
+        self
+    }
+
+    /// Compares the tools with `pins` under `mode` (see
+    /// [`Pins`](crate::policy::Pins)); `PinMode::Off` compares nothing.
+    pub fn pins(mut self, mode: PinMode, pins: ServerPins) -> Self {
+        self.pins = PinCheck::new(Some(mode), Some(&pins));
         self
     }
 
@@ -100,7 +111,13 @@ where
         let Some(name) = names.insert_listed(options.naming, server_name, &t.name)? else {
             continue;
         };
-        let remote = RemoteTool::new(name, server_name, t, &options.approval, options.trust);
+        let listing = Listing {
+            approval: &options.approval,
+            trust: options.trust,
+            identity: None,
+            pins: options.pins.as_ref(),
+        };
+        let remote = RemoteTool::new(name, server_name, t, &listing);
         let tool = McpTool::new(remote, target.clone());
         // Names are unique per `names`, so this cannot collide.
         let _ = set.insert(Arc::new(tool));

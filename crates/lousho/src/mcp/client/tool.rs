@@ -7,7 +7,8 @@
 //! and every tool are gone.
 
 use super::call::{CallTarget, call_remote};
-use crate::policy::Trust;
+use super::pinning::{PinCheck, definition_of};
+use crate::policy::{PinnedTool, Trust};
 use crate::tool::Approval;
 use crate::tool::{
     Tool, ToolAnnotations, ToolContext, ToolError, ToolOrigin, ToolOutput, ToolSpec,
@@ -28,6 +29,18 @@ pub(crate) struct RemoteTool {
     spec: ToolSpec,
     server: String,
     bare_name: String,
+    /// The definition as listed, with its fingerprint (what `lousho pin` writes).
+    pub(crate) definition: PinnedTool,
+}
+
+/// How a server's tools are treated beyond their approval policy.
+pub(crate) struct Listing<'a> {
+    pub(crate) approval: &'a Approval,
+    pub(crate) trust: Trust,
+    /// The digest of the server's identity, when lousho connected it.
+    pub(crate) identity: Option<&'a str>,
+    /// The server's pins, when it compares with them.
+    pub(crate) pins: Option<&'a PinCheck>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -46,10 +59,10 @@ impl RemoteTool {
         qualified_name: String,
         server: &str,
         remote: &rmcp::model::Tool,
-        approval: &Approval,
-        trust: Trust,
+        listing: &Listing<'_>,
     ) -> Arc<Self> {
         let bare = remote.name.to_string();
+        let definition = definition_of(remote);
         let raw_annotations = remote
             .annotations
             .as_ref()
@@ -70,15 +83,31 @@ impl RemoteTool {
         }
         spec = spec
             .annotations(annotations)
-            .approval(bare_name_approval(approval, &bare))
-            .trust(trust)
+            .approval(bare_name_approval(listing.approval, &bare))
+            .trust(listing.trust)
             .origin(ToolOrigin::mcp(server, bare.clone()))
             .metadata("mcp", json!({ "annotations": raw_annotations }));
+        spec.fingerprint = Some(definition.fingerprint.clone());
+        spec.server_identity = listing.identity.map(str::to_owned);
+        spec.pin = listing.pins.map(|p| p.check(&bare, &definition));
         Arc::new(Self {
             spec,
             server: server.to_owned(),
             bare_name: bare,
+            definition,
         })
+    }
+}
+
+impl RemoteTool {
+    /// The spec the agent sees.
+    pub(crate) fn spec_ref(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    /// The tool's name as the server lists it.
+    pub(crate) fn bare_name(&self) -> &str {
+        &self.bare_name
     }
 }
 

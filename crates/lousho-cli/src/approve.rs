@@ -1,10 +1,10 @@
-//! Approvals on the terminal: y / n / always for this tool.
+//! Approvals on the terminal: y / n / always for this tool. "Always" is
+//! remembered by (server identity, tool, fingerprint): a tool whose
+//! definition changes afterwards asks again.
 
 use lousho::AgentBuilder;
-use lousho::policy::{ApprovalDecision, ApprovalRequest};
-use std::collections::HashSet;
+use lousho::policy::{ApprovalDecision, ApprovalRequest, RememberedApprovals};
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::{Arc, Mutex, PoisonError};
 
 /// One question on the terminal at a time (approvals of tools running side by
 /// side, servers' elicitations).
@@ -14,7 +14,7 @@ pub static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// saying how to allow the tool.
 pub fn install(builder: AgentBuilder) -> AgentBuilder {
     if std::io::stdin().is_terminal() {
-        let always: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let always = RememberedApprovals::new();
         builder.approval_handler(move |request| {
             let always = always.clone();
             async move { ask(request, always).await }
@@ -41,13 +41,9 @@ fn deny_headless(request: &ApprovalRequest) -> ApprovalDecision {
 }
 
 #[allow(clippy::print_stderr)]
-async fn ask(request: ApprovalRequest, always: Arc<Mutex<HashSet<String>>>) -> ApprovalDecision {
+async fn ask(request: ApprovalRequest, always: RememberedApprovals) -> ApprovalDecision {
     let tool = request.tool_name.clone();
-    if always
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains(&tool)
-    {
+    if always.allows(&request) {
         return ApprovalDecision::Approve;
     }
     let origin = request
@@ -57,11 +53,7 @@ async fn ask(request: ApprovalRequest, always: Arc<Mutex<HashSet<String>>>) -> A
         .unwrap_or_default();
     let input = serde_json::to_string(&request.input).unwrap_or_default();
     let _turn = TERMINAL.lock().await;
-    if always
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .contains(&tool)
-    {
+    if always.allows(&request) {
         return ApprovalDecision::Approve;
     }
     let prompt = format!(
@@ -80,10 +72,7 @@ async fn ask(request: ApprovalRequest, always: Arc<Mutex<HashSet<String>>>) -> A
         Ok(Ok(line)) => match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => ApprovalDecision::Approve,
             "a" | "always" => {
-                always
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(tool);
+                always.remember(&request);
                 ApprovalDecision::Approve
             }
             _ => ApprovalDecision::Deny { reason: None },

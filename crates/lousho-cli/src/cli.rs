@@ -90,7 +90,9 @@ Examples:
 --json prints one object (a stable format for scripts):
   {\"tools\": [{\"name\", \"origin\": \"local\"|\"builtin\"|\"mcp\", \"server\" (MCP tools),
               \"decision\": \"run\"|\"ask\"|\"deny\",
-              \"reason\", \"annotations\"}],
+              \"reason\", \"annotations\",
+              \"fingerprint\" (MCP tools), \"pin\": \"pinned\"|\"new\"|\"changed\"|\"removed\"|null,
+              \"drift\": [what changed]}],
    \"servers\": {\"<name>\": {\"status\": \"connected\"|\"failed\"|\"needs-auth\"|\"idle\", \"error\"}}}")]
     Tools(ToolsArgs),
     /// Call one tool through the agent's permission and approval checks; print its result.
@@ -151,6 +153,20 @@ The spec uses the offline `test` model unless LOUSHO_MODEL is set, so
 overwritten (exit code 2). The entries for Claude Code (.mcp.json), Cursor
 (.cursor/mcp.json) and VS Code (.vscode/mcp.json) are printed on stdout.")]
     Init(InitArgs),
+    /// Pin the MCP servers' tool definitions in a lock file next to the spec (or check them).
+    #[command(after_help = "\
+Examples:
+  lousho pin agent.yaml            # writes agent.lock.json next to agent.yaml; commit it
+  lousho pin agent.yaml --check    # CI: exit 1 and one line per drifted tool
+
+The lock file holds, per server and tool, the definition's fingerprint
+(SHA-256 of its canonical JSON) with its title, description, schemas and
+annotations: sorted, pretty JSON that is byte-for-byte the same when nothing
+changed. With a lock file, each server's `pin:` defaults to `warn` (drift is a
+warning and shows in `lousho tools`); `pin: enforce` holds new or changed
+tools back (never offered to the model, calls denied) until `lousho pin`
+accepts them. Writing shows what it accepts. Every server must connect.")]
+    Pin(PinArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "\
 Examples:
@@ -169,6 +185,16 @@ pub struct InitArgs {
     /// The agent's name (its tool name when served) [default: the file's stem].
     #[arg(long)]
     pub name: Option<String>,
+}
+
+/// `lousho pin`.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// The agent spec file (YAML); the lock file is `<name>.lock.json` beside it.
+    pub spec: PathBuf,
+    /// Write nothing; exit 1 when any tool is new, changed or removed since pinned.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// `lousho completions`.

@@ -19,6 +19,7 @@ mod init;
 mod load;
 mod logging;
 mod login;
+mod pin;
 mod progress;
 mod resume;
 mod run;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
                 | Command::Resume(_)
                 | Command::Tools(_)
                 | Command::Call(_)
+                | Command::Pin(_)
         );
         let supervised = supervise::is_supervised();
         if starts_servers
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
             },
             Command::Tools(args) => tools::run(args, tokens, &signals).await,
             Command::Call(args) => call::run(args, tokens, &signals).await,
+            Command::Pin(args) => pin::run(args, tokens, &signals).await,
             // No servers to close: stop where they are.
             Command::Login(args) => tokio::select! {
                 r = login::login(args, tokens) => r,

@@ -4,6 +4,8 @@
 use crate::cli::ToolsArgs;
 use crate::load::{self, Approvals, ModelChoice};
 use lousho::mcp::ServerStatus;
+use lousho::mcp::client::naming::qualified_name;
+use lousho::policy::PinState;
 use lousho::tool::ToolOrigin;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -16,8 +18,13 @@ pub async fn run(
     tokens: Option<&std::path::Path>,
     signals: &crate::signals::Signals,
 ) -> anyhow::Result<ExitCode> {
-    let spec = load::spec(&args.spec)?;
-    let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody, tokens)?;
+    let spec_file = load::spec(&args.spec)?;
+    let (agent, mcp) = load::build(
+        &spec_file,
+        ModelChoice::Named("test"),
+        Approvals::Nobody,
+        tokens,
+    )?;
     if let Some(mcp) = &mcp {
         // A server that fails is reported in the output, not as an error.
         tokio::select! {
@@ -33,6 +40,7 @@ pub async fn run(
         let spec = tool.spec();
         let server = spec.origin.server();
         let decision = agent.tool_decision(&spec.name);
+        let pin = spec.pin.as_ref();
         tools.push(json!({
             "name": spec.name,
             "server": server,
@@ -40,8 +48,31 @@ pub async fn run(
             "decision": decision.decision.as_str(),
             "reason": decision.reason.to_string(),
             "annotations": serde_json::to_value(&spec.annotations)?,
+            "fingerprint": spec.fingerprint,
+            "pin": pin.map(|p| p.state.as_str()),
+            "drift": pin.map(|p| p.changes.clone()).unwrap_or_default(),
         }));
     }
+    // Pinned tools the servers no longer list.
+    if let Some(mcp) = &mcp {
+        for d in mcp.client().drift() {
+            if d.state != PinState::Removed {
+                continue;
+            }
+            tools.push(json!({
+                "name": qualified_name(spec_file.mcp_options.naming, &d.server, &d.tool),
+                "server": d.server,
+                "origin": "mcp",
+                "decision": null,
+                "reason": null,
+                "annotations": {},
+                "fingerprint": null,
+                "pin": "removed",
+                "drift": [],
+            }));
+        }
+    }
+    let pins_shown = tools.iter().any(|t| !t["pin"].is_null());
     tools.sort_by_key(|t| {
         (
             t["server"].as_str().map(str::to_owned),
@@ -70,23 +101,38 @@ pub async fn run(
         )?;
         return Ok(ExitCode::SUCCESS);
     }
+    let pin_header = if pins_shown { " PIN" } else { "" };
     writeln!(
         out,
-        "{:<32} {:<12} {:<8} REASON",
-        "TOOL", "ORIGIN", "DECISION"
+        "{:<32} {:<12} {:<8} {:<12}{pin_header}",
+        "TOOL", "ORIGIN", "DECISION", "REASON"
     )?;
     for t in &tools {
-        writeln!(
-            out,
-            "{:<32} {:<12} {:<8} {}",
+        let pin = if pins_shown {
+            let state = t["pin"].as_str().unwrap_or("-");
+            let drift: Vec<&str> = t["drift"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if drift.is_empty() {
+                format!(" {state}")
+            } else {
+                format!(" {state} ({})", drift.join("; "))
+            }
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "{:<32} {:<12} {:<8} {:<12}{pin}",
             t["name"].as_str().unwrap_or_default(),
             t["server"]
                 .as_str()
                 .or(t["origin"].as_str())
                 .unwrap_or_default(),
-            t["decision"].as_str().unwrap_or_default(),
-            t["reason"].as_str().unwrap_or_default(),
-        )?;
+            t["decision"].as_str().unwrap_or("-"),
+            t["reason"].as_str().unwrap_or("-"),
+        );
+        writeln!(out, "{}", line.trim_end())?;
     }
     if !servers.is_empty() {
         writeln!(out)?;

@@ -57,7 +57,7 @@
 //! | --- | --- |
 //! | `mcp-client` | use MCP servers: `connect_mcp`, `AgentBuilder::mcp_server`, `load_mcp_tools` |
 //! | `mcp-server` | serve an agent over MCP: `serve_mcp` (stdio, Streamable HTTP) |
-//! | `oauth` | OAuth sign-in for HTTP MCP servers (`mcp::oauth`); implies `mcp-client` |
+//! | `oauth` | OAuth sign-in for HTTP MCP servers (`mcp::oauth`, `ConnectOptions::tokens`); implies `mcp-client`; without it an `oauth` entry fails to connect with `McpError::MissingFeature` |
 //! | `builtin` | the built-in tools: `fs_tools`, `todo_tools`, `clock_tools` |
 //! | `spec` | agent spec files (`spec`); servers and built-ins in a file need their features |
 //! | `sqlite` (off by default) | `session::SqliteStore`: sessions in a SQLite file (bundled SQLite, a C build) |

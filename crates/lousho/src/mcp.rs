@@ -6,7 +6,7 @@ pub mod client;
 #[cfg(feature = "mcp-server")]
 pub mod server;
 
-#[cfg(feature = "mcp-client")]
+#[cfg(feature = "oauth")]
 pub use client::oauth;
 // Every public item of `client` and `server`, flat: `lousho::mcp::X` is the
 // one path (`McpServer`, `connect_mcp`, `serve_mcp` and `ServeOptions` are at

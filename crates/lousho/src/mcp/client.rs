@@ -21,7 +21,12 @@ mod identity;
 mod live;
 mod load;
 pub mod naming;
+#[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(not(feature = "oauth"))]
+mod oauth_off;
+#[cfg(not(feature = "oauth"))]
+use oauth_off as oauth;
 mod pinning;
 mod process;
 mod result;

@@ -5,7 +5,9 @@ use super::connection::{Connection, ServerStatus};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::naming::{ToolNames, ToolNaming};
-use super::oauth::{Authorizer, OAuthLink, TokenStore};
+use super::oauth::OAuthLink;
+#[cfg(feature = "oauth")]
+use super::oauth::{Authorizer, TokenStore};
 use super::warnings;
 use crate::policy::{Pins, ToolDrift};
 use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
@@ -41,10 +43,12 @@ pub struct ConnectOptions {
     pub naming: ToolNaming,
     /// The token store of the servers with `oauth` (the product's
     /// `AgentStore.tokens`); required when any server has `oauth`.
+    #[cfg(feature = "oauth")]
     pub tokens: Option<Arc<dyn TokenStore>>,
     /// Lets connections sign in (and step up scopes) by themselves; without
     /// one, a server with no usable grant reports `NeedsAuth` until an
     /// operator runs [`oauth::login`](super::oauth::login).
+    #[cfg(feature = "oauth")]
     pub authorizer: Option<Arc<dyn Authorizer>>,
     /// Answers servers' `elicitation/create` requests; with one, the client
     /// declares the `elicitation` capability (otherwise it does not, and
@@ -58,13 +62,14 @@ pub struct ConnectOptions {
 
 impl fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("on_error", &self.on_error)
+        let mut s = f.debug_struct("ConnectOptions");
+        s.field("on_error", &self.on_error)
             .field("lazy", &self.lazy)
-            .field("naming", &self.naming)
-            .field("tokens", &self.tokens)
-            .field("authorizer", &self.authorizer)
-            .field("elicitation", &self.elicitation.is_some())
+            .field("naming", &self.naming);
+        #[cfg(feature = "oauth")]
+        s.field("tokens", &self.tokens)
+            .field("authorizer", &self.authorizer);
+        s.field("elicitation", &self.elicitation.is_some())
             .field("pins", &self.pins.as_ref().map(|p| p.servers.len()))
             .finish()
     }
@@ -76,7 +81,9 @@ impl Default for ConnectOptions {
             on_error: OnError::Throw,
             lazy: true,
             naming: ToolNaming::Prefixed,
+            #[cfg(feature = "oauth")]
             tokens: None,
+            #[cfg(feature = "oauth")]
             authorizer: None,
             elicitation: None,
             pins: None,
@@ -109,6 +116,7 @@ impl ConnectOptions {
     }
 
     /// Sets the token store of the servers with `oauth`.
+    #[cfg(feature = "oauth")]
     pub fn tokens(mut self, tokens: Arc<dyn TokenStore>) -> Self {
         self.tokens = Some(tokens);
         self
@@ -116,6 +124,7 @@ impl ConnectOptions {
 
     /// Lets connections run the authorization themselves (see
     /// [`Authorizer`]).
+    #[cfg(feature = "oauth")]
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
         self
@@ -266,11 +275,14 @@ impl McpClient {
                 {
                     entry.pins = Some(pins.get(&name).cloned().unwrap_or_default());
                 }
+                #[cfg(feature = "oauth")]
                 let oauth = OAuthLink::for_entry(
                     &entry,
                     options.tokens.clone(),
                     options.authorizer.clone(),
                 );
+                #[cfg(not(feature = "oauth"))]
+                let oauth = OAuthLink::for_entry(&entry);
                 let conn = Connection::new(
                     name.clone(),
                     entry,

@@ -134,6 +134,7 @@ impl Connection {
 
     /// The grant stopped working (refresh failed, token rejected): the status
     /// becomes `NeedsAuth` and the connection is dropped.
+    #[cfg(feature = "oauth")]
     pub(crate) async fn mark_needs_auth(&self) {
         let old = {
             let mut slot = self.lock();
@@ -681,15 +682,27 @@ impl Connection {
     fn link_error(&self, e: LinkError, url: &str) -> McpError {
         let server = self.name.clone();
         match e {
+            #[cfg(feature = "oauth")]
             LinkError::NoStore => McpError::TokensRequired { server },
+            #[cfg(feature = "oauth")]
             LinkError::NeedsAuth => McpError::NeedsAuth { server },
+            #[cfg(feature = "oauth")]
             LinkError::Failed(error) => McpError::OAuth { server, error },
+            #[cfg(feature = "oauth")]
             LinkError::Setup(e) => McpError::Http {
                 server,
                 url: url.to_owned(),
                 status: None,
                 source: Arc::new(e),
             },
+            #[cfg(not(feature = "oauth"))]
+            LinkError::MissingFeature => {
+                let _ = url; // nothing was requested
+                McpError::MissingFeature {
+                    server,
+                    feature: "oauth",
+                }
+            }
         }
     }
 }

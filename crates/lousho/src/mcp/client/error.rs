@@ -128,6 +128,7 @@ pub enum McpError {
         server: String,
     },
     /// Signing in (or stepping up the scope) failed.
+    #[cfg(feature = "oauth")]
     #[error("MCP server `{server}`: {error}")]
     OAuth {
         /// The server's name.
@@ -155,6 +156,17 @@ pub enum McpError {
     /// The entry is malformed.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The entry needs a part of lousho this build leaves out (a cargo
+    /// feature turned off), e.g. `oauth` settings without the `oauth` feature.
+    #[error(
+        "MCP server `{server}` needs lousho's `{feature}` cargo feature, which this build leaves out; enable it in Cargo.toml (it is on by default)"
+    )]
+    MissingFeature {
+        /// The server's name.
+        server: String,
+        /// The cargo feature.
+        feature: &'static str,
+    },
 }
 
 fn stdout_note(noise: &Option<String>) -> String {
@@ -202,9 +214,11 @@ impl McpError {
             | McpError::ListTools { server, .. }
             | McpError::NeedsAuth { server }
             | McpError::TokensRequired { server }
-            | McpError::OAuth { server, .. }
             | McpError::Disconnected { server, .. }
+            | McpError::MissingFeature { server, .. }
             | McpError::UnknownServer { server } => Some(server),
+            #[cfg(feature = "oauth")]
+            McpError::OAuth { server, .. } => Some(server),
             McpError::NameCollision(c) => Some(&c.second_server),
             McpError::Config(_) => None,
         }

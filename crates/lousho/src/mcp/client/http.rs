@@ -13,6 +13,7 @@ pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 use super::config::HttpTransport;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
+#[cfg(feature = "oauth")]
 use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
@@ -79,6 +80,7 @@ pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Cli
 
 /// The transport of an `oauth` entry: requests go through rmcp's
 /// `AuthClient`, which adds the bearer token and refreshes it.
+#[cfg(feature = "oauth")]
 pub(crate) fn auth_transport(
     config: &HttpTransport,
     client: AuthClient<reqwest::Client>,

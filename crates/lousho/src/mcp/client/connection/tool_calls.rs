@@ -1,13 +1,17 @@
 //! A tool call through a managed connection: connect or reconnect first,
 //! then the protocol step ([`call_on`]). A 401/403 challenge of an `oauth`
 //! server is answered on its OAuth link (sign in, step up, fetch a token)
-//! and the call made again, at most `MAX_AUTHORIZATIONS` times.
+//! and the call made again, at most `MAX_AUTHORIZATIONS` times (with the
+//! `oauth` feature; without it an `oauth` server never connects).
 
 use super::Connection;
 use crate::mcp::client::call::{CallFailure, ManagedCalls, call_on};
+#[cfg(feature = "oauth")]
 use crate::mcp::client::error::McpError;
+#[cfg(feature = "oauth")]
 use crate::mcp::client::oauth::{MAX_AUTHORIZATIONS, challenge_of};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
+#[cfg(feature = "oauth")]
 use rmcp::service::ServiceError;
 
 type Arguments = serde_json::Map<String, serde_json::Value>;
@@ -41,6 +45,7 @@ impl ManagedCalls for Connection {
                 live.wait_for_tool_refresh().await;
                 Ok(out)
             }
+            #[cfg(feature = "oauth")]
             Err(CallFailure::Service(e)) if self.oauth.is_some() && challenge_of(&e).is_some() => {
                 self.retry_after_challenge(tool, arguments, ctx, e).await
             }
@@ -54,6 +59,7 @@ impl ManagedCalls for Connection {
     }
 }
 
+#[cfg(feature = "oauth")]
 impl Connection {
     /// A call of an `oauth` server hit a 401 (refresh failed) or a 403
     /// `insufficient_scope`: sign in or step up when possible and call

@@ -12,8 +12,10 @@
 //! Set `LOUSHO_MODEL` (e.g. `openai/gpt-4o-mini`) for a real model; the
 //! default is the offline `test` model. Ctrl-C stops it gracefully.
 
-use lousho::mcp::server::{Auth, HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::{Auth, HttpOptions};
+
 use lousho::{Agent, define_tool};
+use lousho::{ServeOptions, serve_mcp};
 use serde::Deserialize;
 
 #[lousho::tool_input]

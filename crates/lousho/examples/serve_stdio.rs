@@ -12,8 +12,8 @@
 //! Without `LOUSHO_MODEL` it uses the offline `test` model. Logs go to stderr:
 //! stdout carries only the MCP protocol.
 
-use lousho::mcp::server::{ServeOptions, serve_mcp};
 use lousho::{Agent, define_tool};
+use lousho::{ServeOptions, serve_mcp};
 use serde::Deserialize;
 
 #[lousho::tool_input]

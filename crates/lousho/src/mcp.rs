@@ -1,9 +1,89 @@
-//! MCP in both directions: use MCP servers in an agent ([`client`]) and serve
-//! an agent over MCP ([`server`]).
+//! MCP in both directions: use MCP servers in an agent, and serve an agent
+//! over MCP. Every item is here, flat (`lousho::mcp::X`); the headline ones
+//! (`McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`) are at the crate
+//! root.
+//!
+//! # Using MCP servers
+//!
+//! Use MCP servers: connect stdio and Streamable HTTP servers and mount their
+//! tools as `<server>__<tool>`.
+//!
+//! Three ways in:
+//! - [`AgentBuilder::mcp_server`](crate::AgentBuilder::mcp_server): the agent
+//!   connects on `ready()` or its first run and closes on `close()`;
+//! - [`connect_mcp`](crate::connect_mcp): connect up front, check [`status`](McpClient::status),
+//!   share [`tools`](McpClient::tools) between agents;
+//! - [`load_mcp_tools`]: tools from an rmcp client you connected yourself.
+//!
+//! # Serving an agent
+//!
+//! Serve an agent (and chosen tools) over MCP, on stdio or Streamable HTTP.
+//!
+//! [`serve_mcp`](crate::serve_mcp) exposes the agent as **one tool** taking `{ "message": string }`
+//! — named after the server name, sanitised to `[a-zA-Z0-9_-]` — plus any tools
+//! you pass in [`ServeOptions::tools`](crate::ServeOptions::tools), each callable as itself.
+//!
+//! - **Stateless.** Every call of the agent tool is a fresh conversation.
+//! - **Cancellation.** Cancelling the request (`notifications/cancelled`, or
+//!   over HTTP the client dropping the request) cancels the run: its tools see
+//!   their [`ToolContext::cancel`](crate::ToolContext) token fire. A cancelled
+//!   request gets no JSON-RPC response (over HTTP its stream just ends).
+//! - **Errors.** An agent failure is an `isError: true` result with the reason,
+//!   not a JSON-RPC error. A run that would pause for approval is an
+//!   `isError: true` result naming the tool.
+//! - **Progress.** When the client sends a `progressToken`, each tool call and
+//!   model turn sends a progress notification with a short message.
+//! - **Approvals.** "Needs approval" is decided as for the model's own calls:
+//!   the agent's permission rules, then the tool's approval policy. Tools that
+//!   need approval are not exposed directly unless
+//!   [`ServeOptions::allow_approval_tools`](crate::ServeOptions::allow_approval_tools) — and then they run with **no human
+//!   gate**; tools the rules deny are never exposed.
+//! - **Annotations.** A tool that needs approval is advertised
+//!   `readOnlyHint: false, destructiveHint: true`; a tool's own hints are sent
+//!   verbatim; a tool with none sends none. The agent tool is read-only when
+//!   every tool the agent can call is.
+//! - **stdio.** Only the protocol is written to stdout (log to stderr); EOF on
+//!   stdin shuts the server down. Serve stdio from a `current_thread` runtime
+//!   for the best latency.
+//! - **Tools that talk back.** A direct tool, and any tool the served agent
+//!   calls, can report progress, log, elicit and sample through its
+//!   [`ToolContext`](crate::ToolContext) (typed errors when the client cannot).
+//! - **HTTP.** Binds `127.0.0.1` by default; stateless, POST only (GET/DELETE
+//!   get `405`) unless [`HttpOptions::stateful`] keeps a session per client
+//!   (then the server can ask the client things while a call runs);
+//!   `Host`/`Origin` checked against DNS rebinding (`403`; two `Host` headers
+//!   or user info in one: `400`; absolute-form targets checked too); bodies
+//!   over [`HttpOptions::max_body_bytes`] get `413`; [`Auth::bearer`] requires
+//!   `Authorization: Bearer <token>`, scheme in any case (`401` with
+//!   `WWW-Authenticate: Bearer` otherwise). Binding a non-loopback host
+//!   without auth logs a warning. At most [`HttpOptions::max_connections`]
+//!   connections; slow headers, idle connections and slow bodies are closed
+//!   after [`HttpOptions::header_timeout`] / [`HttpOptions::body_timeout`].
+//!
+//! ```no_run
+//! use lousho::mcp::HttpOptions;
+//! use lousho::{Agent, ServeOptions, serve_mcp};
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let agent = Agent::builder().model("test").prompt("You answer support questions.").build()?;
+//! let server = serve_mcp(
+//!     ServeOptions::new(agent)
+//!         .name("support-bot")
+//!         .description("Ask the support agent a question")
+//!         .http(HttpOptions::new().port(3920)),
+//! )
+//! .await?;
+//! println!("serving on {}", server.url().unwrap_or_default());
+//! server.close().await?;
+//! # Ok(()) }
+//! ```
 
+// The modules stay reachable for code written against them, hidden from the
+// docs: the flat re-exports below are the one documented path.
 #[cfg(feature = "mcp-client")]
+#[doc(hidden)]
 pub mod client;
 #[cfg(feature = "mcp-server")]
+#[doc(hidden)]
 pub mod server;
 
 #[cfg(feature = "oauth")]

@@ -1,12 +1,5 @@
-//! Use MCP servers: connect stdio and Streamable HTTP servers and mount their
-//! tools as `<server>__<tool>`.
-//!
-//! Three ways in:
-//! - [`AgentBuilder::mcp_server`](crate::AgentBuilder::mcp_server): the agent
-//!   connects on `ready()` or its first run and closes on `close()`;
-//! - [`connect_mcp`]: connect up front, check [`status`](McpClient::status),
-//!   share [`tools`](McpClient::tools) between agents;
-//! - [`load_mcp_tools`]: tools from an rmcp client you connected yourself.
+//! Use MCP servers (documented at [`crate::mcp`], where its items are
+//! re-exported).
 
 mod call;
 pub(crate) mod config;

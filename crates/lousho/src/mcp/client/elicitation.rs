@@ -62,7 +62,7 @@ pub enum ElicitationResponse {
 ///
 /// ```
 /// use lousho::mcp::ConnectOptions;
-/// use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
+/// use lousho::mcp::{ElicitationRequest, ElicitationResponse};
 /// // Accept every request with the schema's defaults (what a headless agent
 /// // that trusts its servers might do); a UI would show `request.message`
 /// // and a form built from `request.requested_schema`.
@@ -92,7 +92,7 @@ where
 /// does not have; values already there are kept.
 ///
 /// ```
-/// use lousho::mcp::client::fill_defaults;
+/// use lousho::mcp::fill_defaults;
 /// use serde_json::{json, Map};
 /// let schema = json!({"type": "object", "properties": {
 ///     "name": {"type": "string", "default": "John Doe"},

@@ -17,7 +17,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use lousho::mcp::oauth::{self, FileTokenStore, TokenStore};
-//! use lousho::mcp::client::OAuthSettings;
+//! use lousho::mcp::OAuthSettings;
 //! use lousho::{McpServer, connect_mcp};
 //! use lousho::mcp::ConnectOptions;
 //! use std::sync::Arc;

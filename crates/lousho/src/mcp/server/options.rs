@@ -29,7 +29,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
 /// What to serve over MCP and how. Pass it to [`serve_mcp`](super::serve_mcp).
 ///
 /// ```
-/// use lousho::{Agent, mcp::server::{ServeOptions, ServeTransport, HttpOptions}};
+/// use lousho::mcp::{HttpOptions, ServeTransport};
+/// use lousho::{Agent, ServeOptions};
 /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let agent = Agent::builder().model("test").build()?;
 /// let options = ServeOptions::new(agent)
@@ -205,7 +206,7 @@ pub struct HttpOptions {
     pub max_connections: usize,
     /// Keep a session per client (`Mcp-Session-Id`, default off): then the
     /// server can ask the client (elicitation, sampling — approvals with
-    /// [`ServeApprovals::Elicit`]) while a call runs, and GET opens an event
+    /// `ServeApprovals::Elicit`) while a call runs, and GET opens an event
     /// stream. Stateless (the default) serves each POST on its own.
     pub stateful: bool,
 }

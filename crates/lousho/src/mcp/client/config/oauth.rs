@@ -154,7 +154,7 @@ impl fmt::Debug for IdpSettings {
 /// Operator sign-in (`oauth: { redirectUri }`):
 ///
 /// ```
-/// use lousho::mcp::client::OAuthSettings;
+/// use lousho::mcp::OAuthSettings;
 /// let settings = OAuthSettings::new("http://127.0.0.1:8765/callback").scopes(["docs.read"]);
 /// # let _ = settings;
 /// ```
@@ -163,7 +163,7 @@ impl fmt::Debug for IdpSettings {
 /// or `{ grant: client_credentials, clientId, privateKeyFile }`):
 ///
 /// ```
-/// use lousho::mcp::client::OAuthSettings;
+/// use lousho::mcp::OAuthSettings;
 /// let with_secret = OAuthSettings::client_credentials("reporting-bot").client_secret("s3cret");
 /// let with_key = OAuthSettings::client_credentials("reporting-bot").private_key_file("bot-key.pem");
 /// # let _ = (with_secret, with_key);

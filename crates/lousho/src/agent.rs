@@ -12,7 +12,7 @@ mod session;
 mod state;
 mod stream;
 
-pub use builder::AgentBuilder;
+pub use builder::{AgentBuilder, DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TURNS};
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 #[cfg(feature = "mcp-server")]

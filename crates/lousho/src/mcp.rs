@@ -93,7 +93,8 @@ pub use client::oauth;
 // the crate root).
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConfigError, ConnectOptions, ElicitationHandler, ElicitationRequest, ElicitationResponse,
+    ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_STDERR_CAPTURE_BYTES, ElicitationHandler, ElicitationRequest, ElicitationResponse,
     HttpTransport, IdpSettings, LOG_TARGET, LoadOptions, McpClient, McpConfigFile, McpError,
     McpServers, McpTool, McpTransport, NameCollision, OAuthGrant, OAuthSettings, OnError,
     ServerIdentity, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter,

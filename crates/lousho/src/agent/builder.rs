@@ -37,6 +37,18 @@ pub struct AgentBuilder {
     mcp_options: crate::mcp::ConnectOptions,
 }
 
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("name", &self.name)
+            .field("tools", &self.tools.len())
+            .field("sources", &self.sources.len())
+            .field("max_turns", &self.max_turns)
+            .field("max_parallel_tools", &self.max_parallel_tools)
+            .finish_non_exhaustive()
+    }
+}
+
 impl AgentBuilder {
     /// The model: a `"vendor/model"` string (`"openai/gpt-4o-mini"`,
     /// `"anthropic/…"`, `"openrouter/<vendor>/<model>"`, `"ollama/…"`, `"test"`)

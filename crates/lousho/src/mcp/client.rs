@@ -29,8 +29,9 @@ mod tool;
 mod warnings;
 
 pub use config::{
-    ConfigError, HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant,
-    OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, parse_mcp_servers,
+    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
+    HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant, OAuthSettings,
+    SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, parse_mcp_servers,
     servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};

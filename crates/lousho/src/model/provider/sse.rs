@@ -32,7 +32,7 @@ pub(crate) struct SseParser {
 
 impl SseParser {
     /// Parses `chunk`, appending finished events to `out`.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         let mut chunk = chunk;
         if !self.started && !chunk.is_empty() {
             // A BOM may be split across chunks; wait for three bytes.
@@ -89,7 +89,7 @@ impl SseParser {
 
     /// The stream ended: an unterminated last event is dispatched (servers
     /// that close right after the last `data:` line lose nothing).
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    pub(crate) fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if !self.buf.is_empty() {
             let line = std::mem::take(&mut self.buf);
             self.line(&line, out)?;

@@ -79,7 +79,15 @@ Tool calls that need approval are asked on the terminal (y/n/a = always for
 this tool). When stdin is not a terminal the run pauses instead: it is saved,
 stderr prints `lousho resume <id> --approve <tool>` (or --deny), and the exit
 code is 4. To let a tool run unasked, allow it in the spec:
-permissions: {rules: [{tool: NAME, decision: allow}]}.")]
+permissions: {rules: [{tool: NAME, decision: allow}]}.
+
+The provider's base URL and sampling settings come from the spec:
+  model: openai/gpt-4o-mini
+  modelOptions:
+    baseUrl: http://127.0.0.1:8080/v1   # else OPENAI_BASE_URL / ANTHROPIC_BASE_URL / OLLAMA_BASE_URL
+    temperature: 0.2                    # 0 to 2
+    maxOutputTokens: 1024               # per model turn
+(--model replaces the model; the base URL then comes from the environment.)")]
     Run(RunArgs),
     /// List the tools the agent would see, with approval decisions and MCP server status.
     #[command(after_help = "\

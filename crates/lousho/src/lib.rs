@@ -73,6 +73,8 @@ pub mod agent;
 #[cfg(feature = "builtin")]
 pub mod builtin;
 mod error_chain;
+#[cfg(any(feature = "spec", feature = "mcp-client"))]
+mod interpolate;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 pub mod mcp;
 pub mod model;

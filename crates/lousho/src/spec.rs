@@ -54,7 +54,6 @@
 
 mod error;
 mod file;
-mod interpolate;
 mod locate;
 mod mcp_servers;
 mod nesting;
@@ -67,11 +66,12 @@ pub use read::DEFAULT_MAX_SPEC_BYTES;
 use crate::AgentBuilder;
 #[cfg(feature = "builtin")]
 use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
+use crate::interpolate::{VariableError, first_reference, interpolate};
 #[cfg(feature = "mcp-client")]
 use crate::mcp::{ConnectOptions, McpServers};
+use crate::model::{ModelRef, ModelSettings};
 use crate::policy::{PermissionRule, Permissions};
 use file::{AuthFile, RuleDecisionFile, SpecFile};
-use interpolate::{InterpolateError, first_reference, interpolate};
 use locate::{line_of_key, line_of_offset};
 use nesting::{MAX_FLOW_NESTING, too_deep};
 use read::{ReadError, read_bounded};
@@ -95,6 +95,11 @@ pub struct AgentSpec {
     pub description: Option<String>,
     /// The model string (checked to name a known provider).
     pub model: Option<String>,
+    /// The provider's base URL for `model` (`modelOptions.baseUrl`).
+    pub base_url: Option<String>,
+    /// Sampling settings sent with every request (`modelOptions.temperature`,
+    /// `modelOptions.maxOutputTokens`).
+    pub model_settings: ModelSettings,
     /// The system prompt.
     pub prompt: Option<String>,
     /// Built-in tools by name (checked).
@@ -327,16 +332,14 @@ impl SpecLoader {
     fn expand_str(&self, s: &str, key: &str, path: &Path, text: &str) -> Result<String, SpecError> {
         interpolate(s, &|name| self.lookup(name)).map_err(|e| {
             let line = match &e {
-                InterpolateError::Unset(name) => {
+                VariableError::Unset(name) => {
                     first_reference(text, name).map(|o| line_of_offset(text, o))
                 }
-                InterpolateError::Malformed(_) | InterpolateError::TooDeep(_) => {
-                    line_of_key(text, key)
-                }
+                VariableError::Malformed(_) | VariableError::TooDeep(_) => line_of_key(text, key),
             };
             let kind = match &e {
-                InterpolateError::Unset(_) => SpecErrorKind::UnsetVariable(e.to_string()),
-                InterpolateError::Malformed(_) | InterpolateError::TooDeep(_) => {
+                VariableError::Unset(_) => SpecErrorKind::UnsetVariable(e.to_string()),
+                VariableError::Malformed(_) | VariableError::TooDeep(_) => {
                     SpecErrorKind::Invalid(e.to_string())
                 }
             };
@@ -355,9 +358,32 @@ impl SpecLoader {
                 .at(line_of_key(text, key), None)
                 .key(key.to_owned())
         };
+        let model_options = file.model_options.unwrap_or_default();
         if let Some(model) = &file.model {
             check_model(model).map_err(|m| at_key(SpecErrorKind::BadModel(m), "model"))?;
         }
+        if let Some(url) = &model_options.base_url {
+            let model = file.model.as_deref().unwrap_or("openai/x");
+            check_base_url(model, url)
+                .map_err(|m| at_key(SpecErrorKind::Invalid(m), "modelOptions.baseUrl"))?;
+        }
+        if let Some(t) = model_options.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(at_key(
+                SpecErrorKind::Invalid(format!("{t} is out of range; use 0 to 2")),
+                "modelOptions.temperature",
+            ));
+        }
+        if model_options.max_output_tokens == Some(0) {
+            return Err(at_key(
+                SpecErrorKind::Invalid("must be at least 1".into()),
+                "modelOptions.maxOutputTokens",
+            ));
+        }
+        let mut model_settings = ModelSettings::default();
+        model_settings.temperature = model_options.temperature;
+        model_settings.max_tokens = model_options.max_output_tokens;
         for (i, name) in file.tools.iter().enumerate() {
             if cfg!(not(feature = "builtin")) {
                 return Err(at_key(
@@ -422,6 +448,8 @@ impl SpecLoader {
             name: file.name,
             description: file.description,
             model: file.model,
+            base_url: model_options.base_url,
+            model_settings,
             prompt: file.prompt,
             tools: file.tools,
             workspace: file
@@ -457,9 +485,23 @@ impl AgentSpec {
     /// callers that connect them themselves (`connect_mcp`) and add them as
     /// a tool source.
     pub fn agent_builder_without_mcp(&self) -> Result<AgentBuilder, SpecError> {
-        let mut builder = AgentBuilder::default().permissions(self.permissions.clone());
+        let mut builder = AgentBuilder::default()
+            .permissions(self.permissions.clone())
+            .settings(self.model_settings.clone());
         if let Some(model) = &self.model {
-            builder = builder.model(model);
+            builder = match &self.base_url {
+                None => builder.model(model),
+                Some(url) => {
+                    let (model, url) = (model.clone(), url.clone());
+                    builder.model(ModelRef::deferred(move || {
+                        crate::model::resolve_model_at(
+                            &model,
+                            &crate::model::process_env,
+                            Some(&url),
+                        )
+                    }))
+                }
+            };
         }
         if let Some(name) = &self.name {
             builder = builder.name(name);
@@ -510,6 +552,15 @@ fn check_model(model: &str) -> Result<(), String> {
         Err(crate::model::ModelError::UnknownModel { .. }) => {
             Err(format!("`{model}` is not a model string"))
         }
+        _ => Ok(()),
+    }
+}
+
+/// Checks that `url` is a base URL the model's provider accepts.
+fn check_base_url(model: &str, url: &str) -> Result<(), String> {
+    let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
+    match crate::model::resolve_model_at(model, &fake_keys, Some(url)) {
+        Err(e @ crate::model::ModelError::InvalidConfig { .. }) => Err(e.to_string()),
         _ => Ok(()),
     }
 }

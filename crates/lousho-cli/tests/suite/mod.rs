@@ -10,6 +10,7 @@ mod login;
 mod logs;
 mod mcp_http;
 mod mcp_stdio;
+mod model_options;
 mod pins;
 mod run;
 mod sessions;

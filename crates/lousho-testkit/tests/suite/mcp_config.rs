@@ -2,7 +2,10 @@
 
 use lousho::Approval;
 use lousho::McpServer;
-use lousho::mcp::client::{McpTransport, StderrMode, parse_mcp_servers, servers_from_value};
+use lousho::mcp::client::{
+    ConfigError, McpTransport, StderrMode, VariableError, parse_mcp_servers,
+    parse_mcp_servers_with, servers_from_value,
+};
 use std::time::Duration;
 
 #[test]
@@ -156,4 +159,46 @@ fn debug_output_hides_env_and_header_values() {
         shown.contains("Authorization") && shown.contains("API_KEY"),
         "{shown}"
     );
+}
+
+#[test]
+fn parse_mcp_servers_expands_variables_from_the_environment() {
+    // `cargo test` sets CARGO_MANIFEST_DIR for the test process.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let json = r#"{"mcpServers": {"docs": {"url": "https://example.com/mcp",
+        "headers": {"Authorization": "Bearer ${CARGO_MANIFEST_DIR}", "X-Lit": "$${KEEP}",
+                    "X-Default": "${LOUSHO_SURELY_UNSET_VAR:-fallback}"}}}}"#;
+    let servers = parse_mcp_servers(json).unwrap();
+    let McpTransport::Http(docs) = &servers["docs"].transport else {
+        panic!("http expected")
+    };
+    assert_eq!(docs.headers["Authorization"], format!("Bearer {dir}"));
+    assert_eq!(docs.headers["X-Lit"], "${KEEP}");
+    assert_eq!(docs.headers["X-Default"], "fallback");
+
+    let err = parse_mcp_servers(
+        r#"{"mcpServers": {"docs": {"url": "https://x/mcp", "headers": {"A": "${LOUSHO_SURELY_UNSET_VAR}"}}}}"#,
+    )
+    .unwrap_err();
+    let ConfigError::Variable { path, reason } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(path, "mcpServers.docs.headers.A");
+    assert_eq!(
+        *reason,
+        VariableError::Unset("LOUSHO_SURELY_UNSET_VAR".into())
+    );
+    assert!(err.to_string().contains("LOUSHO_SURELY_UNSET_VAR"), "{err}");
+
+    // Variables from the caller instead of the environment.
+    let vars = |name: &str| (name == "MCP_TOKEN").then(|| "t0ken".to_owned());
+    let servers = parse_mcp_servers_with(
+        r#"{"docs": {"url": "https://x/mcp", "headers": {"A": "Bearer ${MCP_TOKEN}"}}}"#,
+        &vars,
+    )
+    .unwrap();
+    let McpTransport::Http(docs) = &servers["docs"].transport else {
+        panic!("http expected")
+    };
+    assert_eq!(docs.headers["A"], "Bearer t0ken");
 }

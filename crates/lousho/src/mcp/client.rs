@@ -31,8 +31,8 @@ mod warnings;
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
     HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant, OAuthSettings,
-    SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, parse_mcp_servers,
-    servers_from_value,
+    SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, VariableError, parse_mcp_servers,
+    parse_mcp_servers_with, servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;

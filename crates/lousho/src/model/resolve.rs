@@ -100,6 +100,17 @@ pub fn resolve_model_with_env(
     model: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>, ModelError> {
+    resolve_model_at(model, env, None)
+}
+
+/// [`resolve_model_with_env`] with the provider's base URL set (a spec's
+/// `modelOptions.baseUrl`) instead of read from the environment; the `test`
+/// model ignores it.
+pub(crate) fn resolve_model_at(
+    model: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    base_url: Option<&str>,
+) -> Result<Arc<dyn Model>, ModelError> {
     let env: EnvLookup<'_> = env;
     let (vendor, rest) = model.split_once('/').unwrap_or((model, ""));
     let unknown = || ModelError::UnknownModel {
@@ -114,10 +125,24 @@ pub fn resolve_model_with_env(
         } else {
             model.to_owned()
         }))),
-        "openai" => Ok(Arc::new(OpenAi::builder(rest).build_with_env(env)?)),
-        "openrouter" => Ok(Arc::new(OpenAi::openrouter(rest).build_with_env(env)?)),
-        "ollama" => Ok(Arc::new(OpenAi::ollama(rest).build_with_env(env)?)),
-        "anthropic" => Ok(Arc::new(Anthropic::builder(rest).build_with_env(env)?)),
+        "openai" | "openrouter" | "ollama" => {
+            let mut builder = match vendor {
+                "openrouter" => OpenAi::openrouter(rest),
+                "ollama" => OpenAi::ollama(rest),
+                _ => OpenAi::builder(rest),
+            };
+            if let Some(url) = base_url {
+                builder = builder.base_url(url);
+            }
+            Ok(Arc::new(builder.build_with_env(env)?))
+        }
+        "anthropic" => {
+            let mut builder = Anthropic::builder(rest);
+            if let Some(url) = base_url {
+                builder = builder.base_url(url);
+            }
+            Ok(Arc::new(builder.build_with_env(env)?))
+        }
         _ => Err(unknown()),
     }
 }

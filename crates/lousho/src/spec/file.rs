@@ -20,6 +20,8 @@ pub(crate) struct SpecFile {
     pub description: Option<String>,
     /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, or `test` (offline).
     pub model: Option<String>,
+    /// The provider's base URL and sampling settings for `model`.
+    pub model_options: Option<ModelOptionsFile>,
     /// The system prompt.
     pub prompt: Option<String>,
     /// Built-in tools by name: read_file, list_dir, glob, grep, todo_read, todo_write, current_date, day_name.
@@ -127,6 +129,21 @@ pub(crate) enum NamingFile {
 pub(crate) enum OnErrorFile {
     Throw,
     Skip,
+}
+
+/// `modelOptions: { baseUrl, temperature, maxOutputTokens }`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "ModelOptions")]
+pub(crate) struct ModelOptionsFile {
+    /// The provider's API base URL (e.g. `http://127.0.0.1:8080/v1` for an OpenAI-compatible server); overrides OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_BASE_URL. Applies to the spec's `model`, not to a `--model` from the command line.
+    pub base_url: Option<String>,
+    /// Sampling temperature (0 to 2; the provider's default when unset).
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f32>,
+    /// The most tokens one model turn may generate (`max_tokens`; the provider's default when unset).
+    #[schemars(range(min = 1))]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// `permissions: { rules: [...] }`.

@@ -9,9 +9,9 @@ use std::path::Path;
 #[cfg(feature = "mcp-client")]
 use {
     super::file::{McpOptionsFile, NamingFile, OnErrorFile},
-    super::interpolate::interpolate,
     super::join_clean,
     super::read::{ReadError, read_bounded},
+    crate::interpolate::interpolate,
     crate::mcp::client::{McpTransport, servers_from_value},
     crate::mcp::{ConnectOptions, McpServers, OnError, ToolNaming},
 };

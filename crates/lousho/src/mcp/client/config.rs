@@ -32,7 +32,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod oauth;
+mod variables;
 
+pub use crate::interpolate::VariableError;
 pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
 
 /// How long a server gets to start and answer the handshake (first `npx` /
@@ -367,27 +369,52 @@ impl McpServer {
         }
     }
 
-    /// Parses one entry from JSON; errors name the field.
+    /// Parses one entry from JSON; errors name the field. `${VAR}` and
+    /// `${VAR:-default}` in its string values are expanded from the
+    /// environment, as in [`parse_mcp_servers`].
     pub fn from_json_str(json: &str) -> Result<Self, ConfigError> {
-        let de = &mut serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize(de).map_err(ConfigError::from_path_error)
+        let value = variables::expand_values(parse_json(json)?, &env_var)?;
+        serde_path_to_error::deserialize(value).map_err(ConfigError::from_path_error)
     }
 }
 
 /// Parses an `mcpServers` map from JSON: either Claude's `.mcp.json` shape
 /// (`{"mcpServers": {...}}`) or the bare map (`{"files": {...}}`). Errors
 /// name the server and the field.
+///
+/// `${VAR}` and `${VAR:-default}` in string values are expanded from the
+/// process environment, with the rules of spec files (`$${` is a literal
+/// `${`; an unset variable without a default is a
+/// [`ConfigError::Variable`] naming it and the value's path), so
+/// `"Authorization": "Bearer ${MCP_TOKEN}"` sends the token, not the text.
 pub fn parse_mcp_servers(json: &str) -> Result<McpServers, ConfigError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| ConfigError::Invalid {
-            path: String::new(),
-            message: e.to_string(),
-        })?;
-    servers_from_value(value)
+    parse_mcp_servers_with(json, &env_var)
+}
+
+/// [`parse_mcp_servers`] with variables from `lookup` instead of the
+/// environment (`|name| vars.get(name).cloned()`).
+pub fn parse_mcp_servers_with(
+    json: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpServers, ConfigError> {
+    servers_from_value(variables::expand_values(parse_json(json)?, lookup)?)
+}
+
+fn parse_json(json: &str) -> Result<serde_json::Value, ConfigError> {
+    serde_json::from_str(json).map_err(|e| ConfigError::Invalid {
+        path: String::new(),
+        message: e.to_string(),
+    })
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 /// Reads an `mcpServers` map from an already parsed value (any serde format
 /// can produce one), accepting both the `.mcp.json` shape and the bare map.
+/// The values are taken as they are (no `${VAR}` expansion: the caller's
+/// format has its own, as spec files do).
 pub fn servers_from_value(value: serde_json::Value) -> Result<McpServers, ConfigError> {
     let is_wrapped = value
         .as_object()
@@ -423,6 +450,15 @@ pub enum ConfigError {
         path: String,
         /// What is wrong, naming the field.
         message: String,
+    },
+    /// A `${VAR}` reference in a string value could not be expanded (an unset
+    /// variable without a default, or a malformed reference).
+    #[error("MCP server config{}: {reason}", if path.is_empty() { String::new() } else { format!(" at `{path}`") })]
+    Variable {
+        /// The value's path (e.g. `mcpServers.docs.headers.Authorization`).
+        path: String,
+        /// What is wrong with the reference (shown in the message).
+        reason: VariableError,
     },
 }
 

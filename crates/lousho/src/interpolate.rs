@@ -1,13 +1,16 @@
-//! `${VAR}` and `${VAR:-default}` in a spec file's strings.
+//! `${VAR}` and `${VAR:-default}` in strings: the one implementation, for
+//! spec files (`lousho::spec`) and MCP server configs
+//! (`lousho::mcp::client::parse_mcp_servers`).
 
 use std::fmt;
 
 /// How deeply `${A:-${B:-…}}` defaults may nest.
 pub(crate) const MAX_NESTING: usize = 8;
 
-/// Why a string could not be expanded.
+/// Why a string's `${VAR}` reference could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum InterpolateError {
+#[non_exhaustive]
+pub enum VariableError {
     /// `${NAME}` names a variable that is not set (and has no default).
     Unset(String),
     /// A `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
@@ -16,18 +19,20 @@ pub(crate) enum InterpolateError {
     TooDeep(String),
 }
 
-impl fmt::Display for InterpolateError {
+impl std::error::Error for VariableError {}
+
+impl fmt::Display for VariableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InterpolateError::Unset(name) => write!(
+            VariableError::Unset(name) => write!(
                 f,
                 "environment variable `{name}` is not set; set it, or give a default with `${{{name}:-default}}`"
             ),
-            InterpolateError::Malformed(text) => write!(
+            VariableError::Malformed(text) => write!(
                 f,
                 "`{text}` is not a valid variable reference; use `${{NAME}}` or `${{NAME:-default}}` (write `$${{` for a literal `${{`)"
             ),
-            InterpolateError::TooDeep(text) => write!(
+            VariableError::TooDeep(text) => write!(
                 f,
                 "`{text}` nests defaults more than {MAX_NESTING} levels deep; \
                  `${{A:-${{B:-x}}}}` may nest up to {MAX_NESTING} levels"
@@ -44,7 +49,7 @@ impl fmt::Display for InterpolateError {
 pub(crate) fn interpolate(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, InterpolateError> {
+) -> Result<String, VariableError> {
     expand(text, lookup, 0)
 }
 
@@ -52,7 +57,7 @@ fn expand(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
     depth: usize,
-) -> Result<String, InterpolateError> {
+) -> Result<String, VariableError> {
     if !text.contains('$') {
         return Ok(text.to_owned());
     }
@@ -67,7 +72,7 @@ fn expand(
         } else if let Some(body_start) = after.strip_prefix('{') {
             let reference = &rest[i..];
             let Some(end) = closing_brace(body_start) else {
-                return Err(InterpolateError::Malformed(reference.to_owned()));
+                return Err(VariableError::Malformed(reference.to_owned()));
             };
             let body = &body_start[..end];
             let (name, default) = match body.split_once(":-") {
@@ -75,7 +80,7 @@ fn expand(
                 None => (body, None),
             };
             if !is_var_name(name) {
-                return Err(InterpolateError::Malformed(format!("${{{body}}}")));
+                return Err(VariableError::Malformed(format!("${{{body}}}")));
             }
             let value = lookup(name);
             match (value.as_deref().filter(|v| !v.is_empty()), default) {
@@ -87,12 +92,12 @@ fn expand(
                 }
                 (None, Some(default)) => {
                     if depth + 1 > MAX_NESTING {
-                        return Err(InterpolateError::TooDeep(format!("${{{body}}}")));
+                        return Err(VariableError::TooDeep(format!("${{{body}}}")));
                     }
                     out.push_str(&expand(default, lookup, depth + 1)?);
                 }
                 (None, None) if value.is_some() => {}
-                (None, None) => return Err(InterpolateError::Unset(name.to_owned())),
+                (None, None) => return Err(VariableError::Unset(name.to_owned())),
             }
             rest = &body_start[end + 1..];
         } else {
@@ -111,16 +116,16 @@ fn check_unused(
     lookup: &dyn Fn(&str) -> Option<String>,
     depth: usize,
     body: &str,
-) -> Result<(), InterpolateError> {
+) -> Result<(), VariableError> {
     if !default.contains("${") {
         return Ok(());
     }
     if depth > MAX_NESTING {
-        return Err(InterpolateError::TooDeep(format!("${{{body}}}")));
+        return Err(VariableError::TooDeep(format!("${{{body}}}")));
     }
     match expand(default, lookup, depth) {
-        Err(e @ (InterpolateError::Malformed(_) | InterpolateError::TooDeep(_))) => Err(e),
-        Ok(_) | Err(InterpolateError::Unset(_)) => Ok(()),
+        Err(e @ (VariableError::Malformed(_) | VariableError::TooDeep(_))) => Err(e),
+        Ok(_) | Err(VariableError::Unset(_)) => Ok(()),
     }
 }
 
@@ -155,6 +160,7 @@ fn is_var_name(name: &str) -> bool {
 }
 
 /// The first variable `text` references, for locating an error.
+#[cfg_attr(not(feature = "spec"), allow(dead_code))]
 pub(crate) fn first_reference(text: &str, name: &str) -> Option<usize> {
     [format!("${{{name}}}"), format!("${{{name}:-")]
         .iter()
@@ -184,15 +190,15 @@ mod tests {
         assert_eq!(x("cost: $5, $${TOKEN}").unwrap(), "cost: $5, ${TOKEN}");
         assert_eq!(
             x("${MISSING}").unwrap_err(),
-            InterpolateError::Unset("MISSING".into())
+            VariableError::Unset("MISSING".into())
         );
         assert!(matches!(
             x("${TOKEN").unwrap_err(),
-            InterpolateError::Malformed(_)
+            VariableError::Malformed(_)
         ));
         assert!(matches!(
             x("${1X}").unwrap_err(),
-            InterpolateError::Malformed(_)
+            VariableError::Malformed(_)
         ));
     }
 
@@ -208,16 +214,16 @@ mod tests {
         assert_eq!(x("${TOKEN:-${NOPE}}").unwrap(), "s3cret");
         assert_eq!(
             x("${MISSING:-${NOPE}}").unwrap_err(),
-            InterpolateError::Unset("NOPE".into())
+            VariableError::Unset("NOPE".into())
         );
         // Its syntax is checked even when it is not used.
         assert!(matches!(
             x("${TOKEN:-${1X}}").unwrap_err(),
-            InterpolateError::Malformed(_)
+            VariableError::Malformed(_)
         ));
         assert!(matches!(
             x("${MISSING:-${B:-x}").unwrap_err(),
-            InterpolateError::Malformed(_)
+            VariableError::Malformed(_)
         ));
     }
 
@@ -226,16 +232,16 @@ mod tests {
         let nested = |levels: usize| "${MISSING:-".repeat(levels) + "x" + &"}".repeat(levels);
         assert_eq!(interpolate(&nested(MAX_NESTING), &env).unwrap(), "x");
         let too_deep = interpolate(&nested(MAX_NESTING + 1), &env).unwrap_err();
-        assert!(matches!(too_deep, InterpolateError::TooDeep(_)));
+        assert!(matches!(too_deep, VariableError::TooDeep(_)));
         assert!(too_deep.to_string().contains("levels deep"), "{too_deep}");
         // A hostile depth fails fast instead of overflowing the stack.
         assert!(matches!(
             interpolate(&nested(100_000), &env).unwrap_err(),
-            InterpolateError::TooDeep(_)
+            VariableError::TooDeep(_)
         ));
         assert!(matches!(
             interpolate(&format!("${{TOKEN:-{}}}", nested(100_000)), &env).unwrap_err(),
-            InterpolateError::TooDeep(_)
+            VariableError::TooDeep(_)
         ));
     }
 }

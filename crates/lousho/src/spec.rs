@@ -382,8 +382,12 @@ impl SpecLoader {
             ));
         }
         let mut model_settings = ModelSettings::default();
-        model_settings.temperature = model_options.temperature;
-        model_settings.max_tokens = model_options.max_output_tokens;
+        if let Some(t) = model_options.temperature {
+            model_settings = model_settings.temperature(t);
+        }
+        if let Some(n) = model_options.max_output_tokens {
+            model_settings = model_settings.max_tokens(n);
+        }
         for (i, name) in file.tools.iter().enumerate() {
             if cfg!(not(feature = "builtin")) {
                 return Err(at_key(

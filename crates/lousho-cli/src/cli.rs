@@ -62,7 +62,9 @@ Examples:
 From Claude Code's .mcp.json:
   {\"mcpServers\": {\"support-bot\": {\"command\": \"lousho\", \"args\": [\"mcp\", \"agent.yaml\"]}}}
 
-Over stdio only the MCP protocol is written to stdout; logs go to stderr.")]
+Over stdio only the MCP protocol is written to stdout; logs go to stderr.
+
+lousho mcp import FILE [--into SPEC] copies another client's servers into a spec.")]
     Mcp(McpArgs),
     /// Run a spec's agent: answer MESSAGE, or chat without one.
     #[command(after_help = "\
@@ -214,9 +216,14 @@ pub struct CompletionsArgs {
 
 /// `lousho mcp`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct McpArgs {
+    /// `lousho mcp import`.
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
     /// The agent spec file (YAML).
-    pub spec: PathBuf,
+    #[arg(required = true)]
+    pub spec: Option<PathBuf>,
     /// Serve Streamable HTTP instead of stdio.
     #[arg(long)]
     pub http: bool,
@@ -250,6 +257,39 @@ pub struct McpArgs {
     /// Use this model instead of the spec's.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
+}
+
+/// `lousho mcp …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Copy the MCP servers of another client's config into a spec (or print them).
+    #[command(after_help = "\
+Reads Claude Code's .mcp.json, Claude Desktop's claude_desktop_config.json,
+Cursor's .cursor/mcp.json, VS Code's .vscode/mcp.json (servers, inputs) or
+Codex's config.toml ([mcp_servers.*]). Variables stay references: ${env:X}
+becomes ${X}, a VS Code ${input:api-key} becomes ${API_KEY}, ${workspaceFolder}
+the folder's path.
+
+Examples:
+  lousho mcp import ~/.config/Claude/claude_desktop_config.json
+  lousho mcp import .vscode/mcp.json --into agent.yaml
+  lousho mcp import ~/.codex/config.toml --into agent.yaml
+
+Without --into the entries are printed (YAML, to paste under mcpServers:).
+With --into they are added to the spec's mcpServers (created when missing);
+a server name the spec already has is refused, and the spec is only written
+when it still loads.")]
+    Import(ImportArgs),
+}
+
+/// `lousho mcp import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The other client's config file.
+    pub file: PathBuf,
+    /// Add the entries to this spec file instead of printing them.
+    #[arg(long, value_name = "SPEC")]
+    pub into: Option<PathBuf>,
 }
 
 /// `lousho run`.

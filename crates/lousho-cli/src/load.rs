@@ -69,9 +69,41 @@ pub fn spec(path: &Path) -> anyhow::Result<AgentSpec> {
     {
         loader = loader.var("LOUSHO_BIN", exe.to_string_lossy());
     }
-    let mut spec = loader.load(path)?;
+    let mut spec = match host_config(path) {
+        // Another client's MCP config given where a spec goes
+        // (`lousho tools claude_desktop_config.json`): its servers, the
+        // model from LOUSHO_MODEL (or --model), else the test model.
+        Some(name) => loader.parse(
+            &format!(
+                "model: ${{LOUSHO_MODEL:-test}}\nmcpServers: {}\n",
+                serde_json::to_string(&name)?
+            ),
+            path,
+        )?,
+        None => loader.load(path)?,
+    };
     chain::enter(&mut spec)?;
     Ok(spec)
+}
+
+/// The file name of `path` when it is another client's MCP config rather
+/// than a spec: a `.toml` file (Codex), or a `.json` file with `mcpServers`
+/// or `servers` and no spec keys (Claude Code, Claude Desktop, Cursor, VS Code).
+fn host_config(path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    match ext.as_str() {
+        "toml" => Some(name),
+        "json" => {
+            let text = std::fs::read_to_string(path).ok()?;
+            let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+            let top = value.as_object()?;
+            let servers = top.contains_key("mcpServers") || top.contains_key("servers");
+            let spec_keys = ["model", "prompt", "tools", "permissions", "serve"];
+            (servers && !spec_keys.iter().any(|k| top.contains_key(*k))).then_some(name)
+        }
+        _ => None,
+    }
 }
 
 /// Builds the agent; its MCP servers go through one [`McpClient`] (in

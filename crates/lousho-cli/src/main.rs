@@ -15,6 +15,7 @@ mod cli;
 mod completions;
 mod elicit;
 mod exit;
+mod import;
 mod init;
 mod load;
 mod logging;
@@ -88,6 +89,10 @@ fn main() -> ExitCode {
         let tokens = tokens.as_deref();
         let store = store.as_deref();
         match cli.command {
+            Command::Mcp(cli::McpArgs {
+                command: Some(cli::McpCommand::Import(args)),
+                ..
+            }) => import::run(args),
             Command::Mcp(args) => serve::run(args, tokens, &signals).await,
             Command::Run(args) => run::run(args, store, tokens, &signals).await,
             Command::Resume(args) => resume::run(args, store, tokens, &signals).await,

@@ -40,7 +40,12 @@ pub async fn run(
     tokens: Option<&std::path::Path>,
     signals: &crate::signals::Signals,
 ) -> anyhow::Result<ExitCode> {
-    let spec = load::spec(&args.spec)?;
+    let Some(path) = &args.spec else {
+        anyhow::bail!(crate::exit::Usage(
+            "lousho mcp needs a spec file: lousho mcp agent.yaml".into()
+        ));
+    };
+    let spec = load::spec(path)?;
     let model = args
         .model
         .as_deref()

@@ -54,6 +54,8 @@
 
 mod error;
 mod file;
+#[cfg(feature = "mcp-client")]
+mod host_config;
 mod locate;
 mod mcp_servers;
 mod nesting;

@@ -5,6 +5,7 @@ mod completions;
 mod dead_server;
 mod exit_codes;
 mod help;
+mod host_configs;
 mod init;
 mod login;
 mod logs;

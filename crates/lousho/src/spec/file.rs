@@ -32,7 +32,7 @@ pub(crate) struct SpecFile {
     /// The most model turns one run may take (default 20).
     #[schemars(range(min = 1))]
     pub max_turns: Option<usize>,
-    /// MCP servers by name, or the path of a Claude-style `.mcp.json` (relative to this file).
+    /// MCP servers by name, or the path of another client's MCP config (relative to this file): `.mcp.json`, `claude_desktop_config.json`, `.cursor/mcp.json`, `.vscode/mcp.json` or Codex's `config.toml`.
     pub mcp_servers: Option<McpServersField>,
     /// How the `mcpServers` connect and name their tools.
     #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
@@ -90,7 +90,7 @@ impl JsonSchema for McpServersField {
         json_schema!({
             "oneOf": [
                 { "type": "object", "additionalProperties": entry },
-                { "type": "string", "description": "The path of a Claude-style .mcp.json file." }
+                { "type": "string", "description": "The path of another client's MCP config: .mcp.json, claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json or a Codex config.toml." }
             ]
         })
     }

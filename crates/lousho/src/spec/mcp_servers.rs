@@ -5,14 +5,17 @@
 use super::file::McpServersField;
 use super::{SpecError, SpecErrorKind, SpecLoader};
 use crate::spec::locate::line_of_key;
+#[cfg(feature = "mcp-client")]
+use std::collections::BTreeMap;
 use std::path::Path;
 #[cfg(feature = "mcp-client")]
 use {
     super::file::{McpOptionsFile, NamingFile, OnErrorFile},
+    super::host_config,
     super::join_clean,
     super::read::{ReadError, read_bounded},
-    crate::interpolate::interpolate,
-    crate::mcp::client::{McpTransport, servers_from_value},
+    crate::mcp::client::config::expand_values,
+    crate::mcp::client::{ConfigError, McpTransport, servers_from_value},
     crate::mcp::{ConnectOptions, McpServers, OnError, ToolNaming},
 };
 
@@ -58,8 +61,11 @@ impl SpecLoader {
         }
     }
 
-    /// A Claude-style `.mcp.json` named by `mcpServers`; its strings are
-    /// expanded too and its relative paths resolve from its own folder.
+    /// The MCP config file named by `mcpServers`, in any host's format
+    /// (Claude Code / Claude Desktop / Cursor JSON, VS Code's `servers`,
+    /// Codex's TOML; see `host_config`). Its strings are expanded too, its
+    /// relative paths resolve from its own folder (the workspace folder for
+    /// `.vscode/` and `.cursor/` files), and its errors name it and its line.
     #[cfg(feature = "mcp-client")]
     fn read_mcp_json(
         &self,
@@ -81,46 +87,104 @@ impl SpecLoader {
                     format!("`{shown}` is larger than {limit} bytes, the limit for spec files")
                 }
                 ReadError::NotAFile(kind) => {
-                    format!("cannot read `{shown}`: it is {kind}; name a JSON file")
+                    format!("cannot read `{shown}`: it is {kind}; name a JSON or TOML file")
                 }
                 ReadError::NotUtf8 => format!("`{shown}` is not UTF-8 text"),
             })
         })?;
-        let value: serde_json::Value = serde_json::from_str(&json)
-            .map_err(|e| fail(format!("`{}` is not valid JSON: {e}", json_path.display())))?;
-        let value = self.expand_json(value, json_path)?;
-        let servers = servers_from_value(value)
-            .map_err(|e| fail(format!("`{}`: {e}", json_path.display())))?;
-        let dir = json_path.parent().unwrap_or(Path::new("."));
-        Ok(resolve_servers(servers, dir))
+        let (_, servers) = self.checked_host_file(&json, json_path, false)?;
+        Ok(resolve_servers(
+            servers,
+            &host_config::workspace_folder(json_path),
+        ))
     }
 
+    /// The host file's entries in lousho's format (unexpanded) and, checked
+    /// with this loader's variables, the servers they make.
     #[cfg(feature = "mcp-client")]
-    fn expand_json(
+    fn checked_host_file(
         &self,
-        value: serde_json::Value,
-        file: &Path,
-    ) -> Result<serde_json::Value, SpecError> {
-        use serde_json::Value;
-        Ok(match value {
-            Value::String(s) => {
-                Value::String(interpolate(&s, &|n| self.lookup(n)).map_err(|e| {
-                    SpecError::new(file, SpecErrorKind::UnsetVariable(e.to_string()))
-                })?)
-            }
-            Value::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|v| self.expand_json(v, file))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Value::Object(map) => Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| Ok((k, self.expand_json(v, file)?)))
-                    .collect::<Result<_, SpecError>>()?,
-            ),
-            other => other,
+        json: &str,
+        json_path: &Path,
+        unset_ok: bool,
+    ) -> Result<(host_config::HostServers, McpServers), SpecError> {
+        let in_file = |line: Option<usize>, key: String, kind: SpecErrorKind| {
+            SpecError::new(json_path, kind).at(line, None).key(key)
+        };
+        let host = host_config::translate(json, json_path)
+            .map_err(|e| in_file(e.line, e.key, SpecErrorKind::Invalid(e.message)))?;
+        let container = host.container;
+        let full_key = |path: &str| match container {
+            Some(c) if path.is_empty() || path == "." => c.to_owned(),
+            Some(c) => format!("{c}.{path}"),
+            None => path.to_owned(),
+        };
+        let value = expand_values(serde_json::Value::Object(host.servers.clone()), &|n| {
+            self.lookup(n).or_else(|| unset_ok.then(String::new))
         })
+        .map_err(|e| config_error(e, json, host.format, &full_key, &in_file))?;
+        let servers = servers_from_value(value)
+            .map_err(|e| config_error(e, json, host.format, &full_key, &in_file))?;
+        Ok((host, servers))
+    }
+
+    /// The MCP servers of another client's config file — Claude Code's
+    /// `.mcp.json`, Claude Desktop's `claude_desktop_config.json`, Cursor's
+    /// `.cursor/mcp.json`, VS Code's `.vscode/mcp.json` or Codex's
+    /// `config.toml` — as spec entries (JSON values in the `mcpServers`
+    /// format, `${VAR}` references kept: `${env:X}` becomes `${X}`,
+    /// `${workspaceFolder}` the folder's absolute path). Every entry is
+    /// checked (variables need not be set: they are for the run); errors
+    /// name the file, the line and the key. For `lousho mcp import`.
+    #[cfg(feature = "mcp-client")]
+    pub fn import_mcp_servers(
+        &self,
+        path: impl AsRef<Path>,
+    ) -> Result<BTreeMap<String, serde_json::Value>, SpecError> {
+        let path = path.as_ref();
+        let limit = self.limit();
+        let text = read_bounded(path, limit).map_err(|e| {
+            let kind = match e {
+                ReadError::TooLarge => SpecErrorKind::TooLarge { limit },
+                ReadError::NotAFile(kind) => SpecErrorKind::NotAFile(kind.to_owned()),
+                ReadError::Io(e) => return SpecError::new(path, SpecErrorKind::Read).source(e),
+                ReadError::NotUtf8 => SpecErrorKind::Invalid("the file is not UTF-8 text".into()),
+            };
+            SpecError::new(path, kind)
+        })?;
+        let (host, _) = self.checked_host_file(&text, path, true)?;
+        Ok(host.servers.into_iter().collect())
+    }
+}
+
+/// A [`ConfigError`] from a referenced file, at its line there.
+#[cfg(feature = "mcp-client")]
+fn config_error(
+    e: ConfigError,
+    json: &str,
+    format: host_config::HostFormat,
+    full_key: &dyn Fn(&str) -> String,
+    in_file: &dyn Fn(Option<usize>, String, SpecErrorKind) -> SpecError,
+) -> SpecError {
+    match e {
+        ConfigError::Invalid { path, message } => {
+            let key = full_key(&path);
+            in_file(
+                host_config::line_of(json, format, &key),
+                key,
+                SpecErrorKind::Invalid(message),
+            )
+        }
+        ConfigError::Variable { path, reason } => {
+            let key = full_key(&path);
+            let kind = match reason {
+                crate::interpolate::VariableError::Unset(_) => {
+                    SpecErrorKind::UnsetVariable(reason.to_string())
+                }
+                _ => SpecErrorKind::Invalid(reason.to_string()),
+            };
+            in_file(host_config::line_of(json, format, &key), key, kind)
+        }
     }
 }
 

@@ -34,6 +34,8 @@ use std::time::Duration;
 mod oauth;
 mod variables;
 
+pub(crate) use variables::expand_values;
+
 pub use crate::interpolate::VariableError;
 pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
 

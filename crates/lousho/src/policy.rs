@@ -21,6 +21,9 @@
 //!    (`docs__*`). When several rules match, the strongest wins:
 //!    **deny > ask > allow**, whatever order they were added in.
 //!    `deny` → the call is denied; `ask` → step 4; `allow` → the call runs.
+//!    A tool a deny rule matches is not even offered to the model: it is
+//!    left out of every request's tool list ([`offered_to_model`]), and a
+//!    call by name still gets the rule's denial.
 //! 2. **The `can_use_tool` callback** ([`Permissions::can_use_tool`]), only
 //!    for calls no rule matched. It sees the tool name and the input and
 //!    answers [`PermissionResult`]: `Allow` → runs, `Deny { message }` →
@@ -73,7 +76,7 @@ pub use ask::{ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, app
 pub(crate) use decision::rule_denial;
 pub use decision::{
     CallDecision, Decision, DecisionReason, ParseDecisionReasonError, ToolDecision, decide_call,
-    policy_decision, tool_decision,
+    offered_to_model, policy_decision, tool_decision,
 };
 pub use permission::{
     CanUseTool, CompiledPermissions, PermissionError, PermissionResult, PermissionRule,

@@ -221,8 +221,8 @@ impl AgentBuilder {
             validate_tool(tool.as_ref())?;
             tools.insert(tool)?;
         }
-        let tool_definitions = definitions(&tools);
         let permissions = self.permissions.compile()?;
+        let tool_definitions = definitions(&tools, &permissions);
         #[cfg_attr(not(feature = "mcp-client"), allow(unused_mut))]
         let mut sources = self.sources;
         #[cfg(feature = "mcp-client")]
@@ -279,12 +279,17 @@ pub(crate) fn validate_tool(tool: &dyn Tool) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// What the model sees of a set of tools.
-/// What the model is offered: every tool but those their pins hold back.
-pub(crate) fn definitions(tools: &ToolSet) -> Arc<[ToolDefinition]> {
+/// What the model is offered: every tool but those their pins hold back
+/// and those a permission rule denies unconditionally
+/// ([`offered_to_model`](crate::policy::offered_to_model)).
+pub(crate) fn definitions(
+    tools: &ToolSet,
+    permissions: &crate::policy::CompiledPermissions,
+) -> Arc<[ToolDefinition]> {
     tools
         .iter()
         .filter(|t| !t.spec().is_held_back())
+        .filter(|t| crate::policy::offered_to_model(permissions, &t.spec().name))
         .map(|t| {
             let spec = t.spec();
             ToolDefinition {

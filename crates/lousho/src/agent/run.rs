@@ -110,7 +110,7 @@ pub(crate) fn snapshot_tools(
             set.insert(tool)?;
         }
     }
-    let defs = definitions(&set);
+    let defs = definitions(&set, &inner.permissions);
     Ok((set, defs))
 }
 

@@ -255,6 +255,18 @@ pub async fn decide_call(
     policy_decision(spec).into()
 }
 
+/// Whether the tool named `name` is offered to the model at all: not when a
+/// permission rule denies it unconditionally — the strongest matching rule
+/// is a deny (rules match the name only, so every deny rule is
+/// unconditional). Such a tool would be refused on every call, so listing
+/// it only costs tokens and invites calls that fail; it stays in the
+/// agent's tool set, so a call by name still gets the rule's denial.
+pub fn offered_to_model(permissions: &CompiledPermissions, name: &str) -> bool {
+    !permissions
+        .matching_rule(name)
+        .is_some_and(|rule| rule.decision == RuleDecision::Deny)
+}
+
 /// The static decision for the tool named `name` (its spec, when such a tool
 /// exists): [`decide_call`] without an input, so steps 1 and 3 only.
 pub fn tool_decision(

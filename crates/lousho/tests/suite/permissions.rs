@@ -254,3 +254,44 @@ async fn rules_run_before_the_callback_and_the_callback_before_the_policy() {
         "only the callback-approved call ran"
     );
 }
+
+#[tokio::test]
+async fn a_tool_a_rule_denies_is_not_offered_to_the_model_and_a_call_by_name_is_still_denied() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let model = one_call("shell", json!({"text": "ls"}));
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool(counting_echo("shell", calls.clone()))
+        .tool(counting_echo("echo", calls.clone()))
+        .tool(counting_echo("ask_me", calls.clone()))
+        .permissions(Permissions::new().deny("sh*").allow("echo").ask("ask_me"))
+        .build()
+        .unwrap();
+    let reply = agent.send("list").await.unwrap();
+    assert_eq!(reply.status, RunStatus::Completed);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let mut offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+        offered.sort_unstable();
+        // Denied: left out. Allowed and asked: offered.
+        assert_eq!(offered, ["ask_me", "echo"], "{offered:?}");
+    }
+    // A model that names it anyway gets the rule's denial; it never runs.
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    let results = results_sent_back(&model);
+    assert!(results[0].output.is_error);
+    assert!(
+        results[0]
+            .output
+            .to_model_text()
+            .contains("denied by a permission rule (`sh*`)"),
+        "{}",
+        results[0].output.to_model_text()
+    );
+    // What `lousho tools` shows still lists it, as denied.
+    assert_eq!(
+        agent.tool_decision("shell").decision,
+        lousho::policy::Decision::Deny
+    );
+}

@@ -1,6 +1,9 @@
 //! Servers asking the user (`elicitation/create`), answered on the terminal:
-//! the server's message, then one line per field (Enter keeps the default),
-//! then send / decline / cancel. Without a terminal on stdin no handler is
+//! the server's message, then one line per field in the server's order
+//! (Enter keeps the default; an answer is checked against the field's
+//! schema — type, enum, `format` such as date / email / uri, `minimum` /
+//! `maximum`, `pattern`, lengths — with the `jsonschema` crate, and asked
+//! again when it does not fit), then send / decline / cancel. Without a terminal on stdin no handler is
 //! set, so servers are told this client cannot answer.
 
 use lousho::mcp::ConnectOptions;
@@ -36,6 +39,44 @@ struct Field<'a> {
     name: &'a str,
     schema: &'a Value,
     required: bool,
+}
+
+/// The keywords a field's answer is checked against, as the hint shows
+/// them (`format: date`, `at least 1`, `matching ^[A-Z]+$`).
+fn constraints(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(format) = schema.get("format").and_then(Value::as_str) {
+        out.push(match format {
+            "date" => "a date, YYYY-MM-DD".to_owned(),
+            "date-time" => "a date and time, e.g. 2026-12-01T18:00:00Z".to_owned(),
+            "email" => "an email address".to_owned(),
+            "uri" => "a URI, e.g. https://example.com".to_owned(),
+            other => format!("format {other}"),
+        });
+    }
+    let num = |k: &str| schema.get(k).filter(|v| v.is_number()).map(plain);
+    if let Some(min) = num("minimum") {
+        out.push(format!("at least {min}"));
+    }
+    if let Some(min) = num("exclusiveMinimum") {
+        out.push(format!("more than {min}"));
+    }
+    if let Some(max) = num("maximum") {
+        out.push(format!("at most {max}"));
+    }
+    if let Some(max) = num("exclusiveMaximum") {
+        out.push(format!("less than {max}"));
+    }
+    if let Some(n) = num("minLength") {
+        out.push(format!("at least {n} characters"));
+    }
+    if let Some(n) = num("maxLength") {
+        out.push(format!("at most {n} characters"));
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        out.push(format!("matching {pattern}"));
+    }
+    out
 }
 
 impl Field<'_> {
@@ -79,6 +120,7 @@ impl Field<'_> {
             let list: Vec<String> = choices.iter().map(plain).collect();
             hints.push(format!("one of {}", list.join(" | ")));
         }
+        hints.extend(constraints(self.schema));
         if let Some(default) = self.schema.get("default") {
             hints.push(format!("Enter for {}", plain(default)));
         } else if !self.required {
@@ -111,7 +153,31 @@ impl Field<'_> {
             let list: Vec<String> = choices.iter().map(plain).collect();
             return Err(format!("one of {}, please", list.join(" | ")));
         }
+        self.check(&value)?;
         Ok(value)
+    }
+
+    /// The answer against the field's own schema (formats included); a
+    /// schema jsonschema cannot compile checks nothing more.
+    fn check(&self, value: &Value) -> Result<(), String> {
+        let Ok(validator) = jsonschema::options()
+            .should_validate_formats(true)
+            .build(self.schema)
+        else {
+            return Ok(());
+        };
+        if validator.is_valid(value) {
+            return Ok(());
+        }
+        let wanted = constraints(self.schema);
+        Err(if wanted.is_empty() {
+            match validator.validate(value) {
+                Err(e) => format!("{e}; try again"),
+                Ok(()) => "that does not fit; try again".to_owned(),
+            }
+        } else {
+            format!("{}, please", wanted.join(", "))
+        })
     }
 }
 
@@ -136,20 +202,31 @@ pub fn ask(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let fields: Vec<Field<'_>> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, schema)| Field {
-                    name,
-                    schema,
-                    required: required.contains(&name.as_str()),
-                })
-                .collect()
+    // The server's order (the schema's map is sorted): the request's
+    // property order first, then any property it does not list.
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut names: Vec<&str> = request
+        .property_order
+        .iter()
+        .map(String::as_str)
+        .filter(|n| properties.is_some_and(|p| p.contains_key(*n)))
+        .collect();
+    for name in properties.into_iter().flat_map(|p| p.keys()) {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    let fields: Vec<Field<'_>> = names
+        .into_iter()
+        .filter_map(|name| {
+            let schema = properties?.get(name)?;
+            Some(Field {
+                name,
+                schema,
+                required: required.contains(&name),
+            })
         })
-        .unwrap_or_default();
+        .collect();
     let _ = writeln!(
         out,
         "MCP server `{}` asks: {}",
@@ -258,8 +335,8 @@ mod tests {
 
     #[test]
     fn typed_answers_defaults_and_skips_make_the_content() {
-        // Fields come in name order: age (default), name, score (skipped),
-        // status, verified, then send.
+        // `form()` lists no order of its own: the schema's (sorted) one:
+        // age (default), name, score (skipped), status, verified, then send.
         let (response, shown) = answer(&form(), "\nAda\n\ninactive\ny\n\n");
         let ElicitationResponse::Accept(content) = response else {
             panic!("{response:?}")
@@ -311,6 +388,67 @@ mod tests {
         assert_eq!(response, ElicitationResponse::Cancel);
         let (response, _) = answer(&form(), "\nAda\n\n\n\nc\n");
         assert_eq!(response, ElicitationResponse::Cancel);
+    }
+
+    #[test]
+    fn fields_are_asked_in_the_servers_order() {
+        let request = form().with_property_order(["verified", "name", "status", "age", "score"]);
+        let (response, shown) = answer(&request, "y\nAda\n\n\n\n\n");
+        let ElicitationResponse::Accept(content) = response else {
+            panic!("{response:?}")
+        };
+        assert_eq!(
+            Value::Object(content),
+            json!({"verified": true, "name": "Ada", "status": "active", "age": 30})
+        );
+        let at = |field: &str| shown.find(&format!("  {field} ")).unwrap();
+        assert!(at("verified") < at("name"), "{shown}");
+        assert!(at("name") < at("status"), "{shown}");
+        assert!(at("status") < at("age"), "{shown}");
+        assert!(at("age") < at("score"), "{shown}");
+    }
+
+    #[test]
+    fn formats_ranges_and_patterns_are_checked_and_asked_again() {
+        let request = ElicitationRequest::new(
+            "crm",
+            "Details",
+            json!({"type": "object", "properties": {
+                "email": {"type": "string", "format": "email"},
+                "born": {"type": "string", "format": "date"},
+                "site": {"type": "string", "format": "uri"},
+                "seats": {"type": "integer", "minimum": 1, "maximum": 10},
+                "code": {"type": "string", "pattern": "^[A-Z]{3}$"}
+            }}),
+        )
+        .with_property_order(["email", "born", "site", "seats", "code"]);
+        let typed = "not-an-email\nada@example.com\n2026-13-45\n2026-12-01\nnot a uri\nhttps://example.com\n0\n11\n4\nab\nABC\ny\n";
+        let (response, shown) = answer(&request, typed);
+        let ElicitationResponse::Accept(content) = response else {
+            panic!("{response:?}: {shown}")
+        };
+        assert_eq!(
+            Value::Object(content),
+            json!({"email": "ada@example.com", "born": "2026-12-01", "site": "https://example.com",
+                   "seats": 4, "code": "ABC"})
+        );
+        assert!(shown.contains("an email address, please"), "{shown}");
+        assert!(shown.contains("a date, YYYY-MM-DD, please"), "{shown}");
+        assert!(
+            shown.contains("a URI, e.g. https://example.com, please"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown.matches("at least 1, at most 10, please").count(),
+            2,
+            "{shown}"
+        );
+        assert!(shown.contains("matching ^[A-Z]{3}$, please"), "{shown}");
+        // The prompt says what fits before the first try.
+        assert!(
+            shown.contains("seats (integer, at least 1, at most 10, Enter to skip)"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -21,16 +21,36 @@ pub struct ElicitationRequest {
     /// The JSON schema of the answer: an object of flat properties (string,
     /// number, integer, boolean, enums), possibly with `default`s.
     pub requested_schema: Value,
+    /// The property names in the server's order (a form asks them in this
+    /// order; `requested_schema`'s map is sorted by name).
+    pub property_order: Vec<String>,
 }
 
 impl ElicitationRequest {
     /// A request (for tests and custom transports).
+    /// The properties are taken in the order `schema` lists them.
     pub fn new(server: impl Into<String>, message: impl Into<String>, schema: Value) -> Self {
+        let property_order = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
         Self {
             server: server.into(),
             message: message.into(),
             requested_schema: schema,
+            property_order,
         }
+    }
+
+    /// Sets the order the properties are asked in (the server's).
+    #[must_use]
+    pub fn with_property_order(
+        mut self,
+        order: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.property_order = order.into_iter().map(Into::into).collect();
+        self
     }
 
     /// The schema's defaults: each property that declares a `default`, with

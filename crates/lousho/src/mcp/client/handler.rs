@@ -76,10 +76,17 @@ impl ClientHandler for Handler {
             // URL mode is not declared either.
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        let order = requested_schema
+            .property_order
+            .clone()
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
         let schema = serde_json::to_value(&requested_schema)
             .map_err(|e| ErrorData::internal_error(format!("unreadable schema: {e}"), None))?;
         let answer = handler
-            .elicit(ElicitationRequest::new(server.as_ref(), message, schema))
+            .elicit(
+                ElicitationRequest::new(server.as_ref(), message, schema)
+                    .with_property_order(order),
+            )
             .await;
         Ok(match answer {
             ElicitationResponse::Accept(content) => ElicitResult::new(ElicitationAction::Accept)

@@ -262,9 +262,9 @@ pub async fn decide_call(
 /// it only costs tokens and invites calls that fail; it stays in the
 /// agent's tool set, so a call by name still gets the rule's denial.
 pub fn offered_to_model(permissions: &CompiledPermissions, name: &str) -> bool {
-    !permissions
+    permissions
         .matching_rule(name)
-        .is_some_and(|rule| rule.decision == RuleDecision::Deny)
+        .is_none_or(|rule| rule.decision != RuleDecision::Deny)
 }
 
 /// The static decision for the tool named `name` (its spec, when such a tool

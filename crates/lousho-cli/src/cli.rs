@@ -305,6 +305,23 @@ pub struct RunArgs {
     /// Continue (or start) the stored conversation NAME.
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
+    /// stdout: `text` (the answer) or `json` (JSON Lines events: text
+    /// deltas, tool calls and results, approvals, usage, the final answer;
+    /// docs/cli.md has the schema). json needs MESSAGE.
+    #[arg(long, value_enum, default_value_t = Output::Text, value_name = "FORMAT")]
+    pub output: Output,
+    /// Same as --output json.
+    #[arg(long, conflicts_with = "output", requires = "message")]
+    pub json: bool,
+}
+
+/// `lousho run --output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// The answer as text.
+    Text,
+    /// JSON Lines events.
+    Json,
 }
 
 /// `lousho resume`.

@@ -24,6 +24,7 @@ mod pin;
 mod progress;
 mod resume;
 mod run;
+mod run_json;
 mod serve;
 mod servers;
 mod sessions;

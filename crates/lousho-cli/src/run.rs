@@ -29,6 +29,12 @@ pub async fn run(
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     let (agent, mcp) = load::build(&spec, model, Approvals::TerminalOrPause, tokens)?;
     let one_message = args.message.is_some();
+    let json = args.json || args.output == crate::cli::Output::Json;
+    if json && !one_message {
+        anyhow::bail!(crate::exit::Usage(
+            "--output json needs a MESSAGE (the prompt is for people): lousho run SPEC \"…\" --json".into()
+        ));
+    }
     let origin = Origin {
         spec: std::path::absolute(&args.spec)?,
         model: args.model.clone(),
@@ -54,7 +60,11 @@ pub async fn run(
                     Some(session) => session.send(message.as_str()),
                     None => agent.send(message.as_str()),
                 };
-                let reply = print_stream(request.stream()).await?;
+                let reply = if json {
+                    crate::run_json::print_stream(request.stream()).await?
+                } else {
+                    print_stream(request.stream()).await?
+                };
                 finish(reply, session.as_ref(), &origin).await
             }
             None => {

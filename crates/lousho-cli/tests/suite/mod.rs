@@ -14,6 +14,7 @@ mod mcp_stdio;
 mod model_options;
 mod pins;
 mod run;
+mod run_json;
 mod sessions;
 mod signals;
 mod spec_recursion;

@@ -1,0 +1,81 @@
+//! `lousho run --json` (`--output json`): the run as JSON Lines on stdout,
+//! one event per line, for scripts and CI. The format (docs/cli.md has the
+//! schema): every line is an object with a `type`:
+//!
+//! - `text`: `{"type":"text","text":…}` a piece of the answer;
+//! - `tool_call`: `{"type":"tool_call","id","name","arguments"}` a call starts;
+//! - `approval`: `{"type":"approval","id","name","arguments","server"}` a
+//!   call needs approval (asked on the terminal, or denied without one);
+//! - `tool_result`: `{"type":"tool_result","id","name","is_error","text"}`;
+//! - `usage`: `{"type":"usage","turn","input_tokens","output_tokens"}` after
+//!   each model turn;
+//! - `done`: `{"type":"done","status","text","turns","input_tokens","output_tokens","pending"}`
+//!   the final answer, always the last line of a run that ended
+//!   (`status`: `completed`, or `interrupted` when it paused for approval,
+//!   `pending` then lists the calls waiting: `[{"id","name","arguments"}]`);
+//! - `error`: `{"type":"error","message"}` the run failed (exit code 1, or
+//!   as docs/cli.md lists), the last line.
+
+use futures::StreamExt;
+use lousho::agent::AgentStream;
+use lousho::{AgentEvent, Reply};
+use serde_json::{Value, json};
+use std::io::Write;
+
+/// Writes the stream's events as JSON Lines; returns the reply.
+pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
+    let mut out = std::io::stdout();
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                line(
+                    &mut out,
+                    &json!({"type": "error", "message": e.to_string()}),
+                )?;
+                return Err(e.into());
+            }
+        };
+        match event {
+            AgentEvent::TextDelta(text) => line(&mut out, &json!({"type": "text", "text": text}))?,
+            AgentEvent::ToolCallStarted(call) => line(
+                &mut out,
+                &json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}),
+            )?,
+            AgentEvent::ApprovalRequested(request) => line(
+                &mut out,
+                &json!({"type": "approval", "id": request.call_id, "name": request.tool_name,
+                        "arguments": request.input, "server": request.origin}),
+            )?,
+            AgentEvent::ToolCallFinished { call, output } => line(
+                &mut out,
+                &json!({"type": "tool_result", "id": call.id, "name": call.name,
+                        "is_error": output.is_error, "text": output.to_model_text()}),
+            )?,
+            AgentEvent::TurnFinished { turn, usage } => line(
+                &mut out,
+                &json!({"type": "usage", "turn": turn, "input_tokens": usage.input_tokens,
+                        "output_tokens": usage.output_tokens}),
+            )?,
+            AgentEvent::Done(reply) => {
+                line(
+                    &mut out,
+                    &json!({"type": "done", "status": serde_json::to_value(&reply.status)?, "text": reply.text,
+                            "turns": reply.turns, "input_tokens": reply.usage.input_tokens,
+                            "output_tokens": reply.usage.output_tokens,
+                            "pending": reply.pending.iter().map(|r| json!({
+                                "id": r.call_id, "name": r.tool_name, "arguments": r.input,
+                            })).collect::<Vec<_>>()}),
+                )?;
+                return Ok(*reply);
+            }
+            _ => {}
+        }
+    }
+    anyhow::bail!("the run ended without a reply")
+}
+
+fn line(out: &mut impl Write, value: &Value) -> std::io::Result<()> {
+    writeln!(out, "{value}")?;
+    out.flush()
+}

@@ -305,10 +305,8 @@ pub struct RunArgs {
     /// Continue (or start) the stored conversation NAME.
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
-    /// stdout: `text` (the answer) or `json` (JSON Lines events: text
-    /// deltas, tool calls and results, approvals, usage, the final answer;
-    /// docs/cli.md has the schema). json needs MESSAGE.
-    #[arg(long, value_enum, default_value_t = Output::Text, value_name = "FORMAT")]
+    /// What stdout gets: text (the answer) or json (JSON Lines events, schema in docs/cli.md; needs MESSAGE).
+    #[arg(long, value_enum, default_value_t = Output::Text, value_name = "text|json", hide_possible_values = true)]
     pub output: Output,
     /// Same as --output json.
     #[arg(long, conflicts_with = "output", requires = "message")]

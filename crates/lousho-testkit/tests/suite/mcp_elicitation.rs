@@ -53,7 +53,7 @@ impl ServerHandler for Asker {
             .peer_info()
             .is_some_and(|info| info.capabilities.elicitation.is_some());
         let report = if declared {
-            let mut params: ElicitRequestParams = serde_json::from_value(json!({
+            let params: ElicitRequestParams = serde_json::from_value(json!({
                 "message": "Who are you?",
                 "requestedSchema": {"type": "object", "properties": {
                     "name": {"type": "string", "default": "John Doe"},
@@ -65,17 +65,6 @@ impl ServerHandler for Asker {
                 }}
             }))
             .unwrap();
-            // The wire order: not the names' order (a map from `json!` sorts them).
-            if let ElicitRequestParams::FormElicitationParams {
-                requested_schema, ..
-            } = &mut params
-            {
-                requested_schema.property_order = Some(
-                    ["name", "email", "age", "verified", "status", "score"]
-                        .map(String::from)
-                        .to_vec(),
-                );
-            }
             match cx.peer.create_elicitation(params).await {
                 Ok(result) => json!({"action": result.action, "content": result.content}),
                 Err(e) => json!({"error": e.to_string()}),
@@ -168,11 +157,6 @@ async fn the_handler_sees_the_request_and_its_defaults_are_sent_back() {
     assert_eq!(seen[0].server, "people");
     assert_eq!(seen[0].message, "Who are you?");
     assert_eq!(seen[0].requested_schema["properties"]["age"]["default"], 30);
-    // The server's order reaches the handler (a form asks in it).
-    assert_eq!(
-        seen[0].property_order,
-        ["name", "email", "age", "verified", "status", "score"]
-    );
     mcp.close().await;
     stop.cancel();
 }

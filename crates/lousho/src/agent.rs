@@ -2,6 +2,7 @@
 
 mod approval;
 mod builder;
+mod context;
 mod error;
 mod event;
 mod execute;
@@ -59,6 +60,7 @@ pub(crate) struct AgentInner {
     pub(crate) sources: Vec<Arc<dyn ToolSource>>,
     pub(crate) max_turns: usize,
     pub(crate) max_parallel_tools: usize,
+    pub(crate) context_budget: Option<usize>,
     pub(crate) settings: ModelSettings,
     pub(crate) permissions: CompiledPermissions,
     pub(crate) approval_handler: Option<ApprovalHandler>,

@@ -165,6 +165,8 @@ pub mod docs_doctests {
     pub struct Providers;
     #[doc = include_str!("../../../docs/security.md")]
     pub struct Security;
+    #[doc = include_str!("../../../docs/sessions.md")]
+    pub struct Sessions;
     #[cfg(feature = "mcp-server")]
     #[doc = include_str!("../../../docs/serving.md")]
     pub struct Serving;

@@ -28,6 +28,7 @@ pub struct AgentBuilder {
     sources: Vec<Arc<dyn ToolSource>>,
     max_turns: Option<usize>,
     max_parallel_tools: Option<usize>,
+    context_budget: Option<usize>,
     settings: ModelSettings,
     permissions: Permissions,
     approval_handler: Option<ApprovalHandler>,
@@ -151,6 +152,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The most tokens (estimated) of conversation to send the model in one
+    /// request, system prompt and tool definitions included. Default: no
+    /// limit.
+    ///
+    /// A longer conversation (a stored session that grew) is sent without
+    /// its oldest turns. The system prompt and the tools always go; then the
+    /// newest turns that fit, cut only before a user message, so a tool call
+    /// never goes without its result and the input starts with a user
+    /// message; the newest turn always goes, even past the budget. Tokens are
+    /// estimated as one per 4 bytes of each message's JSON (leave headroom).
+    /// Only what is sent shrinks: the reply, the session and its store keep
+    /// every message.
+    pub fn context_budget(mut self, tokens: usize) -> Self {
+        self.context_budget = Some(tokens);
+        self
+    }
+
     /// The most tool calls that run at once within a turn (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
         self.max_parallel_tools = Some(n);
@@ -242,6 +260,7 @@ impl AgentBuilder {
                 sources,
                 max_turns,
                 max_parallel_tools,
+                context_budget: self.context_budget,
                 settings: self.settings,
                 permissions,
                 approval_handler: self.approval_handler,

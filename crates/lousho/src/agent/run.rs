@@ -366,7 +366,8 @@ impl Run {
 
     /// Streams one model turn, forwarding text deltas.
     async fn model_turn(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
-        let mut stream = self.inner.model.stream(request);
+        let trimmed = super::context::fit(request, self.inner.context_budget);
+        let mut stream = self.inner.model.stream(trimmed.as_ref().unwrap_or(request));
         let mut out = TurnOutput {
             text: String::new(),
             calls: Vec::new(),

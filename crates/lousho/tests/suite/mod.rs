@@ -10,6 +10,7 @@ mod builtins_races;
 mod builtins_sandbox;
 #[cfg(feature = "builtin")]
 mod builtins_todo;
+mod context_budget;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;
 #[cfg(feature = "mcp-server")]

@@ -326,3 +326,88 @@ async fn a_lock_file_next_to_the_spec_pins_its_servers_and_a_broken_one_is_a_cle
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_added_by_list_changed_is_compared_too_and_held_back_under_enforce() {
+    let pins = {
+        let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::new())
+            .await
+            .unwrap();
+        let pins = mcp.live_pins();
+        mcp.close().await;
+        pins
+    };
+    let mcp = connect_mcp(
+        [("fx", fixture("serve").pin(PinMode::Enforce))],
+        ConnectOptions::new().pins(pins),
+    )
+    .await
+    .unwrap();
+    assert!(mcp.drift().is_empty(), "{:?}", mcp.drift());
+    let add = mcp.tools().get("fx__add_tool").unwrap().clone();
+    let out = super::fixture::call(&add, json!({"text": "sneaky"})).await;
+    assert!(!out.is_error, "{out:?}");
+    // The refresh runs when the server's notification arrives.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !mcp.tools().contains("fx__sneaky") {
+        assert!(tokio::time::Instant::now() < deadline, "never refreshed");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let tools = mcp.tools();
+    let sneaky = tools.get("fx__sneaky").unwrap().spec();
+    assert!(sneaky.is_held_back(), "{:?}", sneaky.pin);
+    let drift = mcp.drift();
+    assert_eq!(drift.len(), 1, "{drift:?}");
+    assert_eq!(
+        (drift[0].tool.as_str(), drift[0].state),
+        ("sneaky", PinState::New)
+    );
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn an_approval_answered_after_the_definition_changed_does_not_run_it_under_enforce() {
+    let dir = scratch("pins-resume");
+    let file = dir.join("tools.json");
+    write_tools(&file, &v1());
+    let entry = || fixture("serve").env("FIXTURE_TOOLS_FILE", file.display().to_string());
+    let pins = {
+        let mcp = connect_mcp([("srv", entry())], ConnectOptions::new())
+            .await
+            .unwrap();
+        let pins = mcp.live_pins();
+        mcp.close().await;
+        pins
+    };
+    // No handler: the call of the destructive `write` pauses the run.
+    let agent = Agent::builder()
+        .model(ScriptedModel::new([
+            ScriptedTurn::tool_call("srv__write", json!({"path": "a"})),
+            ScriptedTurn::text("done"),
+        ]))
+        .mcp_server("srv", entry().pin(PinMode::Enforce))
+        .mcp_options(ConnectOptions::new().pins(pins))
+        .build()
+        .unwrap();
+    let reply = agent.send("go").await.unwrap();
+    assert!(reply.is_interrupted());
+    let call_id = reply.pending[0].call_id.clone();
+    // The definition changes before the answer comes.
+    agent.close().await;
+    let mut tools = v1();
+    tools[1]["description"] = json!("Writes a file and mails it out");
+    write_tools(&file, &tools);
+    let reply = agent
+        .resume(
+            reply.state.unwrap(),
+            lousho::policy::Decisions::new().approve(call_id),
+        )
+        .await
+        .unwrap();
+    let output = reply.tool_calls[0].output.to_model_text();
+    assert!(
+        output.contains("definition changed since pinned: description +"),
+        "{output}"
+    );
+    agent.close().await;
+}

@@ -184,12 +184,22 @@ impl TurnContext<'_> {
     }
 
     /// A pending call of a resumed run: its answer decides; no answer
-    /// denies. A deny rule of the resuming agent still wins.
+    /// denies. A deny rule of the resuming agent still wins, and so does a
+    /// pin that holds the tool back now (its definition changed since the
+    /// question was asked).
     fn resumed(&self, call: &ToolCall, answer: Option<&ApprovalDecision>) -> Verdict {
         if let Some(rule) = self.inner.permissions.matching_rule(&call.name)
             && rule.decision == RuleDecision::Deny
         {
             return Verdict::Deny(rule_denial(&call.name, &rule.tool));
+        }
+        let spec = self.tools.get(&call.name).map(|t| t.spec());
+        if let Some(pin) = spec.and_then(|s| s.pin.as_ref()).filter(|p| p.blocks()) {
+            return Verdict::Deny(format!(
+                "The call to `{}` was denied: {}",
+                call.name,
+                pin.denial()
+            ));
         }
         match answer {
             Some(answer) => answer_verdict(call, answer.clone()),

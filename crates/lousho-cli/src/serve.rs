@@ -3,7 +3,7 @@
 use crate::cli::McpArgs;
 use crate::load::{self, Approvals, ModelChoice};
 use lousho::ToolSet;
-use lousho::mcp::server::{Auth, HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, ServeOptions, serve_mcp};
 use lousho::spec::{SpecError, SpecErrorKind};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -59,7 +59,14 @@ pub async fn run(
     });
     let mut options = ServeOptions::new(agent.clone())
         .name(name.clone())
-        .allow_approval_tools(spec.serve.allow_approval_tools);
+        .approvals(match spec.serve.approvals {
+            lousho::spec::Approvals::Elicit => ServeApprovals::Elicit,
+            lousho::spec::Approvals::Allow => ServeApprovals::Allow,
+            _ => ServeApprovals::Deny,
+        });
+    if let Some(t) = spec.serve.approval_timeout {
+        options = options.approval_timeout(t);
+    }
     if let Some(n) = spec.serve.max_line_bytes {
         options = options.max_line_bytes(n);
     }

@@ -18,6 +18,8 @@ use std::time::Duration;
 /// - contains `slow` → calls `slow_wait` (which waits until cancelled);
 /// - contains `lookup` → calls `lookup_order {"id": "42", "delay_ms": 200}`,
 ///   then reports its result (the delay spaces out progress notifications);
+/// - contains `delete` → calls `delete_order {"id": "42"}` (needs approval),
+///   then reports its result;
 /// - otherwise → answers `You said: <message>`.
 #[derive(Debug, Clone, Default)]
 pub struct KeywordModel;
@@ -61,6 +63,8 @@ impl Model for KeywordModel {
                     ))]
                 } else if said.contains("slow") {
                     call("slow_wait", json!({}))
+                } else if said.contains("delete") {
+                    call("delete_order", json!({"id": "42"}))
                 } else if said.contains("lookup") {
                     call("lookup_order", json!({"id": "42", "delay_ms": 200}))
                 } else {
@@ -193,11 +197,29 @@ pub fn fixture_agent(probe: &CancelProbe) -> Agent {
         .expect("the fixture agent builds")
 }
 
+/// The fixture agent that can also call `delete_order` (needs approval).
+pub fn approvals_agent(probe: &CancelProbe) -> Agent {
+    Agent::builder()
+        .name("test-agent")
+        .description("The fixture agent")
+        .model(KeywordModel)
+        .tool(lookup_order())
+        .tool(slow_wait(probe))
+        .tool(delete_order())
+        .build()
+        .expect("the fixture agent builds")
+}
+
 /// Serve options for the fixture: server `test-agent`, direct tools
 /// `lookup_order`, `echo`, `cancel_status` and (only with
-/// `allow_approval_tools`) `delete_order`.
+/// `ServeApprovals::Elicit` or `Allow`) `delete_order`.
 pub fn fixture_options(probe: &CancelProbe) -> ServeOptions {
-    ServeOptions::new(fixture_agent(probe))
+    fixture_options_for(fixture_agent(probe), probe)
+}
+
+/// [`fixture_options`] for another agent (e.g. [`approvals_agent`]).
+pub fn fixture_options_for(agent: Agent, probe: &CancelProbe) -> ServeOptions {
+    ServeOptions::new(agent)
         .name("test-agent")
         .description("Ask the fixture agent")
         .tools((lookup_order(), echo(), cancel_status(probe), delete_order()))

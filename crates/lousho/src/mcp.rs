@@ -29,15 +29,18 @@
 //!   their [`ToolContext::cancel`](crate::ToolContext) token fire. A cancelled
 //!   request gets no JSON-RPC response (over HTTP its stream just ends).
 //! - **Errors.** An agent failure is an `isError: true` result with the reason,
-//!   not a JSON-RPC error. A run that would pause for approval is an
-//!   `isError: true` result naming the tool.
+//!   not a JSON-RPC error. A run that would pause for approval (and cannot
+//!   ask) is an `isError: true` result naming the tool.
 //! - **Progress.** When the client sends a `progressToken`, each tool call and
 //!   model turn sends a progress notification with a short message.
 //! - **Approvals.** "Needs approval" is decided as for the model's own calls:
-//!   the agent's permission rules, then the tool's approval policy. Tools that
-//!   need approval are not exposed directly unless
-//!   [`ServeOptions::allow_approval_tools`](crate::ServeOptions::allow_approval_tools) — and then they run with **no human
-//!   gate**; tools the rules deny are never exposed.
+//!   the agent's permission rules, then the tool's approval policy.
+//!   [`ServeOptions::approvals`](crate::ServeOptions::approvals) says what then
+//!   happens: [`ServeApprovals::Deny`] (default: such runs end `isError`, such
+//!   tools are not exposed), [`ServeApprovals::Elicit`] (the calling client's
+//!   user is asked through an elicitation form) or [`ServeApprovals::Allow`]
+//!   (such tools are exposed with **no human gate**); tools the rules deny are
+//!   never exposed.
 //! - **Annotations.** A tool that needs approval is advertised
 //!   `readOnlyHint: false, destructiveHint: true`; a tool's own hints are sent
 //!   verbatim; a tool with none sends none. The agent tool is read-only when
@@ -103,9 +106,10 @@ pub use client::{
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{
-    Auth, BearerToken, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
-    DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LINE_BYTES,
-    HttpOptions, McpServerHandle, ServeError, ServeTransport,
+    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_LINE_BYTES, HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals,
+    ServeError, ServeTransport,
 };
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

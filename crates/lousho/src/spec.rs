@@ -125,6 +125,20 @@ pub struct AgentSpec {
     pub serve: ServeSpec,
 }
 
+/// `serve.approvals`: what `lousho mcp` does when a call needs approval
+/// (`serve_mcp`'s `ServeApprovals`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Approvals {
+    /// Nobody can approve over MCP (the default).
+    #[default]
+    Deny,
+    /// Ask the calling client's user through an elicitation form.
+    Elicit,
+    /// Expose tools that need approval with no human gate.
+    Allow,
+}
+
 /// The `serve` section.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -133,8 +147,12 @@ pub struct ServeSpec {
     pub tools: Vec<String>,
     /// A bearer token HTTP clients must send (never printed by `Debug`).
     pub bearer_token: Option<String>,
-    /// Expose tools that need approval (they then run with no human gate).
-    pub allow_approval_tools: bool,
+    /// What happens when a call needs approval (`serve.approvals`: `deny`,
+    /// `elicit` or `allow`; the deprecated `serve.allowApprovalTools: true` is
+    /// `allow`).
+    pub approvals: Approvals,
+    /// How long `elicit` waits for an answer (`serve.approvalTimeoutMs`).
+    pub approval_timeout: Option<std::time::Duration>,
     /// HTTP: extra `Host` values to accept (`serve.allowedHosts`).
     pub allowed_hosts: Vec<String>,
     /// HTTP: the most connections open at once (`serve.maxConnections`).
@@ -161,7 +179,8 @@ impl fmt::Debug for ServeSpec {
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
-            .field("allow_approval_tools", &self.allow_approval_tools)
+            .field("approvals", &self.approvals)
+            .field("approval_timeout", &self.approval_timeout)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("max_connections", &self.max_connections)
             .field("header_timeout", &self.header_timeout)
@@ -439,7 +458,13 @@ impl SpecLoader {
             Some(s) => ServeSpec {
                 tools: s.tools,
                 bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
-                allow_approval_tools: s.allow_approval_tools,
+                approvals: match (s.approvals, s.allow_approval_tools) {
+                    (Some(file::ApprovalsFile::Deny), _) => Approvals::Deny,
+                    (Some(file::ApprovalsFile::Elicit), _) => Approvals::Elicit,
+                    (Some(file::ApprovalsFile::Allow), _) | (None, Some(true)) => Approvals::Allow,
+                    (None, _) => Approvals::Deny,
+                },
+                approval_timeout: s.approval_timeout_ms.map(std::time::Duration::from_millis),
                 allowed_hosts: s.allowed_hosts,
                 max_connections: s.max_connections,
                 header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),

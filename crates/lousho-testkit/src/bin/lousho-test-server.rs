@@ -1,12 +1,15 @@
 //! Serves the fixture agent over MCP, for interop tests and benchmarks.
 //!
 //! `lousho-test-server [--max-line-bytes N]` serves stdio; `lousho-test-server --http [--port N]
-//! [--token T] [--allow-approval-tools]` serves Streamable HTTP on 127.0.0.1,
-//! prints `listening on <url>` on stdout once bound, and stops on SIGINT or
-//! SIGTERM.
+//! [--token T] [--stateful]` serves Streamable HTTP on 127.0.0.1, prints
+//! `listening on <url>` on stdout once bound, and stops on SIGINT or SIGTERM.
+//! Either: `--approvals deny|elicit|allow` (`--allow-approval-tools` is
+//! `allow`; with any of them the agent can also call `delete_order`, which
+//! needs approval: ask it to "delete order 42") and `--approval-timeout-ms N`.
 
-use lousho::mcp::server::{Auth, HttpOptions, serve_mcp};
-use lousho_testkit::serve::{CancelProbe, fixture_options};
+use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, serve_mcp};
+use lousho_testkit::serve::{CancelProbe, approvals_agent, fixture_options, fixture_options_for};
+use std::time::Duration;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
@@ -21,15 +24,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .cloned()
     };
     let probe = CancelProbe::default();
-    let mut options = fixture_options(&probe)
-        .allow_approval_tools(args.iter().any(|a| a == "--allow-approval-tools"));
+    let approvals = match value("--approvals") {
+        Some(mode) => Some(mode.parse::<ServeApprovals>()?),
+        None if args.iter().any(|a| a == "--allow-approval-tools") => Some(ServeApprovals::Allow),
+        None => None,
+    };
+    let mut options = match approvals {
+        Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
+        None => fixture_options(&probe),
+    };
+    if let Some(ms) = value("--approval-timeout-ms") {
+        options = options.approval_timeout(Duration::from_millis(ms.parse()?));
+    }
     if let Some(n) = value("--max-line-bytes") {
         options = options.max_line_bytes(n.parse()?);
     }
     let http = args.iter().any(|a| a == "--http");
     if http {
         let port = value("--port").map(|p| p.parse()).transpose()?.unwrap_or(0);
-        options = options.http(HttpOptions::new().port(port));
+        let stateful = args.iter().any(|a| a == "--stateful");
+        options = options.http(HttpOptions::new().port(port).stateful(stateful));
         if let Some(token) = value("--token") {
             options = options.auth(Auth::bearer(token));
         }

@@ -19,5 +19,6 @@ mod mcp_processes;
 mod mcp_tools;
 mod mcp_trust;
 mod peers;
+mod serve_approvals;
 mod serve_interop;
 mod serve_stdio;

@@ -3,6 +3,7 @@
 
 mod agent_tool;
 mod annotations;
+mod approval;
 mod cancel;
 mod error;
 mod handle;
@@ -18,9 +19,10 @@ mod stdio;
 pub use error::ServeError;
 pub use handle::McpServerHandle;
 pub use options::{
-    Auth, BearerToken, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
-    DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LINE_BYTES,
-    HttpOptions, ServeOptions, ServeTransport,
+    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_LINE_BYTES, HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions,
+    ServeTransport,
 };
 
 use crate::policy::Decision;
@@ -43,7 +45,8 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         tools,
         transport,
         auth,
-        allow_approval_tools,
+        approvals,
+        approval_timeout,
         max_line_bytes,
     } = options;
     if let Some(Auth::Bearer(token)) = &auth
@@ -68,9 +71,18 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         });
 
     let all_direct = options::direct_tool_set(&tools)?;
+    if approvals == ServeApprovals::Allow
+        && all_direct
+            .iter()
+            .any(|t| annotations::decision(&agent, t.as_ref()) == Decision::Ask)
+    {
+        tracing::warn!(
+            "`approvals: allow`: tools that need approval are exposed and run with no human gate; any MCP client that can reach the server can call them"
+        );
+    }
     let mut direct = ToolSet::new();
     for tool in all_direct.iter() {
-        if is_exposed(&agent, tool.as_ref(), allow_approval_tools) {
+        if is_exposed(&agent, tool.as_ref(), approvals != ServeApprovals::Deny) {
             direct.insert(tool.clone())?;
         } else {
             let name = &tool.spec().name;
@@ -79,7 +91,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             } else {
                 tracing::warn!(
                     tool = %name,
-                    "not exposing a tool that needs approval (allow it with a permission rule, or set `allow_approval_tools` (spec: `serve.allowApprovalTools: true`) to expose it without a human gate)"
+                    "not exposing a tool that needs approval (ask the client's user with `ServeApprovals::Elicit` (spec: `serve.approvals: elicit`), allow it with a permission rule, or expose it without a human gate with `ServeApprovals::Allow` (spec: `serve.approvals: allow`))"
                 );
             }
         }
@@ -129,6 +141,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
+        approval: (approvals == ServeApprovals::Elicit).then_some(approval_timeout),
         answers: match &transport {
             ServeTransport::Stdio => true,
             ServeTransport::Http(http) => http.stateful,

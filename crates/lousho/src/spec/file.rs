@@ -191,9 +191,15 @@ pub(crate) struct ServeFile {
     pub tools: Vec<String>,
     /// HTTP auth.
     pub auth: Option<AuthFile>,
-    /// Expose tools that need approval (they then run with no human gate).
-    #[serde(default)]
-    pub allow_approval_tools: bool,
+    /// What happens when a call needs approval: `deny` (default: nobody can
+    /// approve over MCP), `elicit` (ask the calling client's user through an
+    /// elicitation form), `allow` (expose such tools with no human gate).
+    pub approvals: Option<ApprovalsFile>,
+    /// With `approvals: elicit`: how long to wait for the user's answer
+    /// before the call counts as denied (default 300000).
+    pub approval_timeout_ms: Option<u64>,
+    /// Deprecated: `true` is `approvals: allow`.
+    pub allow_approval_tools: Option<bool>,
     /// HTTP: extra `Host` names (or `host:port`) to accept besides loopback
     /// and the bound address, e.g. the server's public name.
     #[serde(default)]
@@ -213,6 +219,15 @@ pub(crate) struct ServeFile {
     pub stateful: bool,
     /// stdio: the longest message line accepted, in bytes (default 16 MiB).
     pub max_line_bytes: Option<usize>,
+}
+
+/// `serve.approvals`.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ApprovalsFile {
+    Deny,
+    Elicit,
+    Allow,
 }
 
 /// `auth: { type: bearer, token: "${TOKEN}" }`.

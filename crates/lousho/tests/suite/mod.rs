@@ -14,6 +14,8 @@ mod context_budget;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;
 #[cfg(feature = "mcp-server")]
+mod mcp_serve_approvals;
+#[cfg(feature = "mcp-server")]
 mod mcp_serve_errors;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_hosts;

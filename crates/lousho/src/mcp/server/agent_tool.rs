@@ -2,6 +2,7 @@
 //! Each call is a fresh run; cancelling the request cancels it; progress
 //! notifications keep clients with request timeouts waiting.
 
+use super::approval;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use crate::agent::{AgentEvent, Reply, RunStatus};
@@ -58,6 +59,7 @@ pub(crate) async fn call(
     request_cancel: &CancellationToken,
     run_cancel: CancellationToken,
     channel: PeerChannel,
+    approval: Option<Duration>,
 ) -> Outcome {
     let message = match arguments.as_ref().and_then(|a| a.get("message")) {
         Some(Value::String(m)) => m.clone(),
@@ -73,11 +75,26 @@ pub(crate) async fn call(
             ));
         }
     };
-    let mut stream = agent
+    let mut request = agent
         .send(message)
         .cancel(run_cancel.clone())
-        .tool_client(Arc::new(channel.clone()))
-        .stream();
+        .tool_client(Arc::new(channel.clone()));
+    // Who could have approved, for the message of a run that paused anyway.
+    let unapproved = match approval {
+        None => Unapproved::Off,
+        Some(timeout) => match approval::cannot_ask(&channel) {
+            Some(why) => Unapproved::CannotAsk(why),
+            None => {
+                let asker = channel.clone();
+                request = request.approval_handler(move |question| {
+                    let asker = asker.clone();
+                    async move { approval::ask(&asker, question, timeout).await }
+                });
+                Unapproved::Off
+            }
+        },
+    };
+    let mut stream = request.stream();
     loop {
         let event = tokio::select! {
             biased;
@@ -103,7 +120,14 @@ pub(crate) async fn call(
             Some(Ok(event)) => event,
         };
         match event {
-            AgentEvent::Done(reply) => return Outcome::Result(reply_result(*reply)),
+            AgentEvent::Done(reply) => {
+                return Outcome::Result(reply_result(*reply, &unapproved));
+            }
+            AgentEvent::ApprovalRequested(question) => {
+                channel
+                    .run_step(format!("asking the user to approve {}", question.tool_name))
+                    .await;
+            }
             AgentEvent::ToolCallStarted(call) => {
                 channel
                     .run_step(format!("calling tool {}", call.name))
@@ -125,9 +149,17 @@ pub(crate) async fn call(
     }
 }
 
+/// Why nobody approved a call of a run that paused.
+enum Unapproved {
+    /// `ServeApprovals::Deny` (or `Allow`): nobody is asked.
+    Off,
+    /// `ServeApprovals::Elicit`, but this client cannot be asked: why.
+    CannotAsk(String),
+}
+
 /// The result for a finished run: its text, or `isError` when the run paused
 /// (for approval) instead of completing.
-fn reply_result(reply: Reply) -> CallToolResult {
+fn reply_result(reply: Reply, unapproved: &Unapproved) -> CallToolResult {
     if reply.status == RunStatus::Completed {
         return CallToolResult::success(vec![ContentBlock::text(reply.text)]);
     }
@@ -141,11 +173,17 @@ fn reply_result(reply: Reply) -> CallToolResult {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    error_result(format!(
-        "approval needed: the agent paused before calling {which}, and tools cannot be approved \
-         over MCP; allow the tool with a permission rule, expose it directly with \
-         `allow_approval_tools` (spec: `serve.allowApprovalTools: true`), or change its approval policy"
-    ))
+    error_result(match unapproved {
+        Unapproved::Off => format!(
+            "approval needed: the agent paused before calling {which}, and this server does not \
+             ask for approvals; ask the client's user with `ServeApprovals::Elicit` (spec: \
+             `serve.approvals: elicit`), allow the tool with a permission rule, or change its \
+             approval policy"
+        ),
+        Unapproved::CannotAsk(why) => {
+            format!("approval needed: the agent paused before calling {which}, and {why}")
+        }
+    })
 }
 
 /// The tools the run's last assistant message called without getting results.

@@ -19,11 +19,11 @@ pub(crate) fn decision(agent: &Agent, tool: &dyn Tool) -> Decision {
 }
 
 /// Whether `tool` is exposed directly: `Run` tools; `Ask` tools only with
-/// `allow_approval_tools`; `Deny` tools never.
-pub(crate) fn is_exposed(agent: &Agent, tool: &dyn Tool, allow_approval_tools: bool) -> bool {
+/// `ServeApprovals::Elicit` or `Allow` (`expose_ask`); `Deny` tools never.
+pub(crate) fn is_exposed(agent: &Agent, tool: &dyn Tool, expose_ask: bool) -> bool {
     match decision(agent, tool) {
         Decision::Run => true,
-        Decision::Ask => allow_approval_tools,
+        Decision::Ask => expose_ask,
         Decision::Deny => false,
     }
 }
@@ -177,7 +177,7 @@ mod tests {
         assert!(!is_exposed(&rules, &look, false));
         assert!(is_exposed(&rules, &look, true));
         assert_eq!(advertised(&rules, &look).unwrap().read_only, Some(false));
-        // Denied: never exposed, not even with allow_approval_tools.
+        // Denied: never exposed, not even with `approvals: allow`.
         let gone = tool("gone").read_only();
         assert!(!is_exposed(&rules, &gone, true));
     }

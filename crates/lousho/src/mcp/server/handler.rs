@@ -2,23 +2,26 @@
 //! and the directly exposed tools.
 
 use super::agent_tool::{self, Outcome};
+use super::approval;
 use super::invalid_params::custom_request_error;
 use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
-use super::result::to_call_result;
+use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
 use crate::model::ToolCall;
+use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorData, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The served agent and tools; cheap to clone (the HTTP transport clones it per request).
@@ -42,6 +45,8 @@ struct Inner {
     /// Whether clients can answer server requests (elicitation, sampling):
     /// stdio and stateful HTTP, not stateless HTTP.
     answers: bool,
+    /// `ServeApprovals::Elicit`: how long to wait for an approval.
+    approval: Option<Duration>,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -54,6 +59,7 @@ pub(crate) struct Served {
     pub(crate) direct_listed: Vec<Tool>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) answers: bool,
+    pub(crate) approval: Option<Duration>,
 }
 
 impl LoushoServer {
@@ -67,6 +73,7 @@ impl LoushoServer {
             direct_listed,
             shutdown,
             answers,
+            approval,
         } = served;
         let mut list = Vec::with_capacity(direct_listed.len() + 1);
         let agent_tool_name = agent_tool.name.to_string();
@@ -95,6 +102,7 @@ impl LoushoServer {
                 direct,
                 shutdown,
                 answers,
+                approval,
             }),
             log: LogFilter::default(),
         }
@@ -182,6 +190,7 @@ impl ServerHandler for LoushoServer {
                 &request_cancel,
                 run_cancel,
                 channel,
+                inner.approval,
             )
             .await
             {
@@ -211,16 +220,76 @@ impl ServerHandler for LoushoServer {
             Some(t) => ProgressTo::Direct(t),
             None => ProgressTo::Nowhere,
         };
-        let channel: Arc<dyn ClientChannel> = Arc::new(self.channel(&cx, progress));
-        let ctx = ToolContext::new(call.id.clone())
-            .with_cancel(run_cancel.clone())
-            .with_client(Some(channel));
+        let channel = self.channel(&cx, progress);
+        let gate = async {
+            match inner.approval {
+                Some(timeout) => {
+                    direct_gate(&inner.agent, &inner.direct, &call, &channel, timeout).await
+                }
+                None => None,
+            }
+        };
+        let run = async {
+            if let Some(refused) = gate.await {
+                return refused;
+            }
+            let client: Arc<dyn ClientChannel> = Arc::new(channel.clone());
+            let ctx = ToolContext::new(call.id.clone())
+                .with_cancel(run_cancel.clone())
+                .with_client(Some(client));
+            to_call_result(call_one(&inner.direct, &call, ctx).await)
+        };
         tokio::select! {
             biased;
-            out = call_one(&inner.direct, &call, ctx) => Ok(to_call_result(out).into()),
+            out = run => Ok(out.into()),
             () = request_cancel.cancelled() => {
                 run_cancel.cancel();
                 Err(ErrorData::internal_error("the call was cancelled", None))
+            }
+        }
+    }
+}
+
+/// `ServeApprovals::Elicit` for a direct call: the decision order (with the
+/// input); a call that would ask is put to the client's user. `Some` is the
+/// result to return instead of running the tool.
+async fn direct_gate(
+    agent: &Agent,
+    direct: &ToolSet,
+    call: &ToolCall,
+    channel: &PeerChannel,
+    timeout: Duration,
+) -> Option<CallToolResult> {
+    let spec = direct.get(&call.name).map(|t| t.spec().clone())?;
+    let decided = decide_call(
+        &agent.inner.permissions,
+        &call.name,
+        Some(&spec),
+        Some(&call.arguments),
+    )
+    .await;
+    match decided.decision.decision {
+        Decision::Run => None,
+        Decision::Deny => Some(error_result(decided.denial(&call.name))),
+        Decision::Ask => {
+            if let Some(why) = approval::cannot_ask(channel) {
+                return Some(error_result(format!(
+                    "approval needed: `{}` needs approval and {why}",
+                    call.name
+                )));
+            }
+            let request = ApprovalRequest::new(
+                &call.id,
+                &spec,
+                call.arguments.clone(),
+                decided.decision.reason,
+            );
+            match approval::ask(channel, request, timeout).await {
+                ApprovalDecision::Approve => None,
+                ApprovalDecision::Deny { reason } => Some(error_result(match reason {
+                    Some(r) => format!("The user denied the call to `{}`: {r}", call.name),
+                    None => format!("The user denied the call to `{}`.", call.name),
+                })),
             }
         }
     }

@@ -22,6 +22,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default deadline for a request's body once its headers are in (30 s);
 /// a slower body gets `408`.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a served run waits for the client's user to answer an approval
+/// form ([`ServeApprovals::Elicit`]) before the call counts as denied (5 min).
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// The default cap on open HTTP connections (128: with the rest of the
 /// process it stays well under a 256 file-descriptor limit).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
@@ -49,7 +52,8 @@ pub struct ServeOptions {
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) transport: ServeTransport,
     pub(crate) auth: Option<Auth>,
-    pub(crate) allow_approval_tools: bool,
+    pub(crate) approvals: ServeApprovals,
+    pub(crate) approval_timeout: Duration,
     pub(crate) max_line_bytes: usize,
 }
 
@@ -70,7 +74,8 @@ impl fmt::Debug for ServeOptions {
             )
             .field("transport", &self.transport)
             .field("auth", &self.auth)
-            .field("allow_approval_tools", &self.allow_approval_tools)
+            .field("approvals", &self.approvals)
+            .field("approval_timeout", &self.approval_timeout)
             .field("max_line_bytes", &self.max_line_bytes)
             .finish()
     }
@@ -87,7 +92,8 @@ impl ServeOptions {
             tools: Vec::new(),
             transport: ServeTransport::Stdio,
             auth: None,
-            allow_approval_tools: false,
+            approvals: ServeApprovals::Deny,
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
@@ -114,7 +120,7 @@ impl ServeOptions {
     /// Also exposes these tools directly, each callable as itself. The agent's
     /// permission rules, then each tool's approval policy, decide: tools they
     /// deny are left out; tools that would ask are left out unless
-    /// [`allow_approval_tools`](Self::allow_approval_tools).
+    /// [`approvals`](Self::approvals) is `Elicit` or `Allow`.
     pub fn tools(mut self, tools: impl IntoTools) -> Self {
         self.tools.extend(tools.into_tools());
         self
@@ -152,11 +158,91 @@ impl ServeOptions {
         self
     }
 
-    /// Exposes tools that need approval too. **They then run with no human
-    /// gate**: any MCP client that can reach the server can call them.
-    pub fn allow_approval_tools(mut self, allow: bool) -> Self {
-        self.allow_approval_tools = allow;
+    /// What happens when a call needs approval (default
+    /// [`ServeApprovals::Deny`]); see [`ServeApprovals`].
+    pub fn approvals(mut self, approvals: ServeApprovals) -> Self {
+        self.approvals = approvals;
         self
+    }
+
+    /// With [`ServeApprovals::Elicit`]: how long to wait for the user's
+    /// answer before the call counts as denied (default
+    /// [`DEFAULT_APPROVAL_TIMEOUT`], 5 minutes).
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = timeout;
+        self
+    }
+
+    /// `true` is [`approvals(ServeApprovals::Allow)`](Self::approvals),
+    /// `false` [`ServeApprovals::Deny`].
+    #[deprecated(note = "use `approvals(ServeApprovals::Allow)` (spec: `serve.approvals: allow`)")]
+    pub fn allow_approval_tools(self, allow: bool) -> Self {
+        self.approvals(if allow {
+            ServeApprovals::Allow
+        } else {
+            ServeApprovals::Deny
+        })
+    }
+}
+
+/// What a served agent does when a call needs approval (the agent's
+/// permission rules, then the tool's approval policy, say "ask").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServeApprovals {
+    /// Nobody can approve over MCP (the default): tools that need approval
+    /// are not exposed directly, and an agent run that needs approval ends
+    /// with an `isError` result naming the tool.
+    #[default]
+    Deny,
+    /// Ask the calling client's user through elicitation: a form saying what
+    /// the agent wants to run, with a summary of its input, to allow or deny
+    /// (with an optional reason the agent sees). Allowed → the tool runs;
+    /// denied, dismissed or unanswered within the
+    /// [`approval_timeout`](ServeOptions::approval_timeout) → the tool gets a
+    /// "denied by the user" result and the agent goes on. Tools that need
+    /// approval are exposed directly and asked about the same way. A client
+    /// without the elicitation capability, or one that cannot answer
+    /// (stateless HTTP), gets the `Deny` behaviour's `isError` result.
+    Elicit,
+    /// Tools that need approval are exposed directly and **run with no human
+    /// gate**: any MCP client that can reach the server can call them (a
+    /// warning is logged). Agent runs still cannot be approved (`isError`).
+    Allow,
+}
+
+impl ServeApprovals {
+    /// `deny`, `elicit` or `allow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServeApprovals::Deny => "deny",
+            ServeApprovals::Elicit => "elicit",
+            ServeApprovals::Allow => "allow",
+        }
+    }
+}
+
+impl fmt::Display for ServeApprovals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not a [`ServeApprovals`].
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("`{0}` is not an approvals mode; use \"deny\", \"elicit\" or \"allow\"")]
+pub struct ParseServeApprovalsError(String);
+
+impl std::str::FromStr for ServeApprovals {
+    type Err = ParseServeApprovalsError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "deny" => Ok(ServeApprovals::Deny),
+            "elicit" => Ok(ServeApprovals::Elicit),
+            "allow" => Ok(ServeApprovals::Allow),
+            other => Err(ParseServeApprovalsError(other.to_owned())),
+        }
     }
 }
 

@@ -8,5 +8,7 @@ pub mod mcp_fixture;
 pub mod mock_provider;
 pub mod oauth_fixture;
 pub mod postgres;
+#[cfg(feature = "otel")]
+pub mod otlp;
 pub mod serve;
 pub mod tools;

@@ -18,7 +18,7 @@ pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 #[cfg(feature = "mcp-server")]
 pub(crate) use execute::call_one;
-pub use reply::{Reply, RunStatus, ToolCallRecord};
+pub use reply::{Reply, RequestUsage, RunStatus, ToolCallRecord};
 use request::Begin;
 pub use request::RunRequest;
 pub use session::Session;
@@ -64,6 +64,10 @@ pub(crate) struct AgentInner {
     pub(crate) settings: ModelSettings,
     pub(crate) permissions: CompiledPermissions,
     pub(crate) approval_handler: Option<ApprovalHandler>,
+    /// Prices for the replies' cost estimates.
+    pub(crate) prices: Arc<crate::model::PriceTable>,
+    /// Whether spans carry prompts, completions and tool arguments/results.
+    pub(crate) record_content: bool,
 }
 
 impl fmt::Debug for Agent {

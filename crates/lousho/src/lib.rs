@@ -82,6 +82,7 @@ pub mod policy;
 pub mod session;
 #[cfg(feature = "spec")]
 pub mod spec;
+pub mod telemetry;
 pub mod tool;
 
 // The headline names, one path each; everything else is reachable through
@@ -161,6 +162,9 @@ pub mod docs_doctests {
     #[cfg(feature = "oauth")]
     #[doc = include_str!("../../../docs/oauth.md")]
     pub struct OAuth;
+    #[cfg(feature = "otel")]
+    #[doc = include_str!("../../../docs/observability.md")]
+    pub struct Observability;
     #[doc = include_str!("../../../docs/providers.md")]
     pub struct Providers;
     #[doc = include_str!("../../../docs/security.md")]

@@ -11,11 +11,44 @@ use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, approvals_agent, fixture_options, fixture_options_for};
 use std::time::Duration;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[cfg(not(feature = "otel"))]
+fn init_logging() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("LOUSHO_LOG"))
         .init();
+    Ok(())
+}
+
+#[cfg(feature = "otel")]
+fn init_logging() -> Result<Option<lousho::telemetry::otel::OtelGuard>, Box<dyn std::error::Error>>
+{
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(tracing_subscriber::EnvFilter::from_env("LOUSHO_LOG"));
+    let registry = tracing_subscriber::registry().with(fmt);
+    match lousho::telemetry::otel::OtelConfig::from_env() {
+        Some(config) => {
+            let (layer, guard) = config.layer()?;
+            let filter = tracing_subscriber::filter::Targets::new()
+                .with_target(lousho::telemetry::TARGET, tracing::Level::INFO);
+            registry.with(layer.with_filter(filter)).init();
+            Ok(Some(guard))
+        }
+        None => {
+            registry.init();
+            Ok(None)
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // With the `otel` feature and OTEL_EXPORTER_OTLP_ENDPOINT set, the
+    // spans are exported too (the guard sends the last ones at exit).
+    let _otel = init_logging()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| {
         args.iter()

@@ -8,6 +8,7 @@ use crate::policy::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision, DecisionReason, Decisions,
     RuleDecision, decide_call, rule_denial,
 };
+use crate::telemetry::span::{ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
@@ -29,6 +30,8 @@ pub(crate) enum TurnCalls {
 /// What to do with one call, once decided.
 enum Verdict {
     Run,
+    /// A human approved it.
+    Approved,
     Deny(String),
 }
 
@@ -99,6 +102,7 @@ impl TurnContext<'_> {
                     self.emit(AgentEvent::ApprovalRequested(request.clone()))
                         .await?;
                     if self.approval_handler.is_none() {
+                        drop(execute_tool(call, ToolDecision::Pending));
                         pending.push(request);
                         continue;
                     }
@@ -106,8 +110,10 @@ impl TurnContext<'_> {
                 }
             };
             match verdict {
-                Verdict::Run => to_run.push(i),
+                Verdict::Run => to_run.push((i, ToolDecision::Allowed)),
+                Verdict::Approved => to_run.push((i, ToolDecision::Approved)),
                 Verdict::Deny(message) => {
+                    drop(execute_tool(call, ToolDecision::Denied));
                     tracing::debug!(tool = %call.name, call_id = %call.id, %message, "tool call denied");
                     let output = ToolOutput::error(message);
                     self.emit(AgentEvent::ToolCallFinished {
@@ -124,14 +130,21 @@ impl TurnContext<'_> {
 
         let running: Vec<ToolCall> = to_run
             .iter()
-            .filter_map(|&i| calls.get(i).cloned())
+            .filter_map(|&(i, _)| calls.get(i).cloned())
             .collect();
         for call in &running {
             self.emit(AgentEvent::ToolCallStarted(call.clone())).await?;
         }
+        let spans = running
+            .iter()
+            .zip(&to_run)
+            .map(|(call, &(_, decision))| execute_tool(call, decision))
+            .collect();
         let results = run_tool_calls(
             self.tools,
             &running,
+            spans,
+            self.inner.record_content,
             self.state,
             self.cancel,
             self.inner.max_parallel_tools,
@@ -139,7 +152,7 @@ impl TurnContext<'_> {
             self.tool_client,
         )
         .await?;
-        for (i, output) in to_run.into_iter().zip(results) {
+        for ((i, _), output) in to_run.into_iter().zip(results) {
             if let Some(slot) = outputs.get_mut(i) {
                 *slot = Some(output);
             }
@@ -230,7 +243,7 @@ impl TurnContext<'_> {
 
 fn answer_verdict(call: &ToolCall, answer: ApprovalDecision) -> Verdict {
     match answer {
-        ApprovalDecision::Approve => Verdict::Run,
+        ApprovalDecision::Approve => Verdict::Approved,
         ApprovalDecision::Deny {
             reason: Some(reason),
         } => Verdict::Deny(format!(

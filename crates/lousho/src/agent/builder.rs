@@ -32,6 +32,8 @@ pub struct AgentBuilder {
     settings: ModelSettings,
     permissions: Permissions,
     approval_handler: Option<ApprovalHandler>,
+    prices: Option<crate::model::PriceTable>,
+    record_content: Option<bool>,
     #[cfg(feature = "mcp-client")]
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp-client")]
@@ -217,6 +219,23 @@ impl AgentBuilder {
         self
     }
 
+    /// The prices for the cost estimate on every [`Reply`](crate::Reply)
+    /// (default: [`PriceTable::builtin`](crate::model::PriceTable::builtin);
+    /// [`PriceTable::empty`](crate::model::PriceTable::empty) for none).
+    pub fn prices(mut self, prices: crate::model::PriceTable) -> Self {
+        self.prices = Some(prices);
+        self
+    }
+
+    /// Whether this agent's spans carry content: the prompt, the messages,
+    /// the model's output, tool arguments and results (the conventions'
+    /// opt-in attributes). Off by default, or as
+    /// [`CAPTURE_CONTENT_VAR`](crate::telemetry::CAPTURE_CONTENT_VAR) says.
+    pub fn record_content(mut self, on: bool) -> Self {
+        self.record_content = Some(on);
+        self
+    }
+
     /// Validates and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
@@ -264,6 +283,12 @@ impl AgentBuilder {
                 settings: self.settings,
                 permissions,
                 approval_handler: self.approval_handler,
+                prices: self
+                    .prices
+                    .map_or_else(crate::model::PriceTable::shared_builtin, Arc::new),
+                record_content: self
+                    .record_content
+                    .unwrap_or_else(crate::telemetry::capture_content_from_env),
             }),
         })
     }

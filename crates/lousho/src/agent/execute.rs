@@ -3,6 +3,7 @@
 
 use super::{AgentError, AgentEvent};
 use crate::model::ToolCall;
+use crate::telemetry::span::record_error;
 use crate::tool::{ClientChannel, ConversationState, ToolContext, ToolOutput, ToolSet};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
@@ -10,15 +11,19 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 
 /// How long tools get to notice a cancellation and return before they are dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
-/// Runs `calls` with at most `limit` at once; results come back in call order.
+/// Runs `calls` with at most `limit` at once, each in its span of `spans`
+/// (`execute_tool`); results come back in call order.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_tool_calls(
     tools: &ToolSet,
     calls: &[ToolCall],
+    spans: Vec<Span>,
+    record_content: bool,
     state: &ConversationState,
     cancel: &CancellationToken,
     limit: usize,
@@ -28,13 +33,14 @@ pub(crate) async fn run_tool_calls(
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let pending: Vec<_> = calls
         .iter()
+        .zip(spans)
         .enumerate()
-        .map(|(i, call)| {
+        .map(|(i, (call, span))| {
             let ctx = ToolContext::new(call.id.clone())
                 .with_cancel(cancel.child_token())
                 .with_state(state.clone())
                 .with_client(client.cloned());
-            call_one(tools, call, ctx).map(move |out| (i, out))
+            call_one(tools, call, ctx, span, record_content).map(move |out| (i, out))
         })
         .collect();
     let mut running = futures::stream::iter(pending).buffer_unordered(limit);
@@ -65,11 +71,42 @@ pub(crate) async fn run_tool_calls(
     Ok(outputs.into_iter().map(Option::unwrap_or_default).collect())
 }
 
-/// Runs one call; never fails: what goes wrong becomes an error result.
-pub(crate) async fn call_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext) -> ToolOutput {
+/// Runs one call in `span` (its `execute_tool` span, which gets the error
+/// or, with `record_content`, the arguments and result); never fails: what
+/// goes wrong becomes an error result.
+pub(crate) async fn call_one(
+    tools: &ToolSet,
+    call: &ToolCall,
+    ctx: ToolContext,
+    span: Span,
+    record_content: bool,
+) -> ToolOutput {
+    let traced = !span.is_disabled();
+    if traced && record_content {
+        span.record(
+            "gen_ai.tool.call.arguments",
+            call.arguments.to_string().as_str(),
+        );
+    }
+    let (output, kind) = run_one(tools, call, ctx).instrument(span.clone()).await;
+    if traced {
+        if output.is_error {
+            record_error(&span, kind, &output.to_model_text());
+        } else if record_content {
+            span.record(
+                "gen_ai.tool.call.result",
+                crate::telemetry::content_tool_result(&output).as_str(),
+            );
+        }
+    }
+    output
+}
+
+/// Runs one call; the output and, for an error result, its `error.type`.
+async fn run_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext) -> (ToolOutput, &'static str) {
     let Some(tool) = tools.get(&call.name) else {
         let available: Vec<&str> = tools.names().collect();
-        return ToolOutput::error(format!(
+        let output = ToolOutput::error(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
             if available.is_empty() {
@@ -78,12 +115,12 @@ pub(crate) async fn call_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext)
                 available.join(", ")
             }
         ));
+        return (output, "unknown_tool");
     };
-    let span = tracing::debug_span!("tool", name = %call.name, call_id = %call.id);
-    let fut = tool.call(call.arguments.clone(), ctx).instrument(span);
+    let fut = tool.call(call.arguments.clone(), ctx);
     match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(Ok(output)) => output,
-        Ok(Err(e)) => ToolOutput::error(e.to_string()),
+        Ok(Ok(output)) => (output, "tool_error"),
+        Ok(Err(e)) => (ToolOutput::error(e.to_string()), "tool_error"),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<&str>()
@@ -91,7 +128,10 @@ pub(crate) async fn call_one(tools: &ToolSet, call: &ToolCall, ctx: ToolContext)
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
             tracing::error!(tool = %call.name, %message, "tool panicked");
-            ToolOutput::error(format!("tool `{}` panicked: {message}", call.name))
+            (
+                ToolOutput::error(format!("tool `{}` panicked: {message}", call.name)),
+                "panic",
+            )
         }
     }
 }

@@ -26,6 +26,20 @@ pub struct ToolCallRecord {
     pub output: ToolOutput,
 }
 
+/// The tokens one model request used (one turn of a run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestUsage {
+    /// The model asked (`"vendor/model"`, as the agent names it).
+    pub model: String,
+    /// Tokens this request used.
+    pub usage: Usage,
+    /// What they cost in US dollars, when the agent's price table has the
+    /// model ([`PriceTable`](crate::model::PriceTable)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
 /// The result of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -36,8 +50,18 @@ pub struct Reply {
     pub messages: Vec<Message>,
     /// The tool calls made, in order, with their results.
     pub tool_calls: Vec<ToolCallRecord>,
-    /// Tokens used by every model turn of the run.
+    /// Tokens used by every model turn of the run (the sum of
+    /// [`requests`](Reply::requests)).
     pub usage: Usage,
+    /// Each model request of the run, in order (a resumed run's include
+    /// those before it paused).
+    #[serde(default)]
+    pub requests: Vec<RequestUsage>,
+    /// The estimated cost of the run in US dollars: the sum of the
+    /// requests' costs, when every request has one (see
+    /// [`PriceTable`](crate::model::PriceTable)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// How many model turns the run took.
     pub turns: usize,
     /// How the run ended.

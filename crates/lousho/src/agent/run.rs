@@ -6,17 +6,20 @@ use super::request::{Begin, RunOptions};
 use super::session::{SessionLink, StoreCommit};
 use super::state::{PausedCall, PausedTurn};
 use super::{
-    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RunState, RunStatus, ToolCallRecord,
+    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RequestUsage, RunState, RunStatus,
+    ToolCallRecord,
 };
 use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
 };
 use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
+use crate::telemetry;
 use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 const EVENT_BUFFER: usize = 64;
 
@@ -39,7 +42,10 @@ pub(crate) fn spawn(
     };
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
     let guard = cancel.clone().drop_guard();
-    tokio::spawn(async move {
+    // The run's span, a child of the caller's current span.
+    let span = telemetry::span::invoke_agent(inner.name.as_deref(), inner.model.name());
+    let run_span = span.clone();
+    let task = async move {
         let max_turns = options.max_turns.unwrap_or(inner.max_turns);
         let approval_handler = options
             .approval_handler
@@ -73,9 +79,11 @@ pub(crate) fn spawn(
             }
         };
         if let Err(e) = result {
+            telemetry::span::record_run_error(&run_span, &e);
             let _ = tx.send(Err(e)).await;
         }
-    });
+    };
+    tokio::spawn(task.instrument(span));
     AgentStream::new(rx, guard, history)
 }
 
@@ -131,10 +139,22 @@ struct Progress {
     request: ModelRequest,
     records: Vec<ToolCallRecord>,
     usage: Usage,
+    requests: Vec<RequestUsage>,
     turns: usize,
 }
 
 impl Progress {
+    /// Counts one model request's tokens (and cost, when priced).
+    fn count_request(&mut self, inner: &AgentInner, usage: Usage) {
+        let model = inner.model.name();
+        self.usage += usage;
+        self.requests.push(RequestUsage {
+            model: model.to_owned(),
+            usage,
+            cost_usd: inner.prices.price(model).map(|p| p.cost(usage)),
+        });
+    }
+
     /// Adds a turn's results to the conversation and the records.
     fn push_results(&mut self, calls: Vec<ToolCall>, outputs: Vec<ToolOutput>) {
         let mut results = Vec::with_capacity(outputs.len());
@@ -150,16 +170,26 @@ impl Progress {
     }
 
     fn into_reply(self, text: String, status: RunStatus) -> Reply {
-        Reply {
+        let cost_usd = if self.requests.is_empty() {
+            None
+        } else {
+            self.requests.iter().map(|r| r.cost_usd).sum()
+        };
+        let reply = Reply {
             text,
             messages: self.request.messages,
             tool_calls: self.records,
             usage: self.usage,
+            requests: self.requests,
+            cost_usd,
             turns: self.turns,
             status,
             pending: Vec::new(),
             state: None,
-        }
+        };
+        // Runs inside the run's `invoke_agent` span.
+        telemetry::span::record_reply(&tracing::Span::current(), &reply);
+        reply
     }
 }
 
@@ -190,6 +220,7 @@ impl Run {
                 request: ModelRequest::new(messages),
                 records: Vec::new(),
                 usage: Usage::default(),
+                requests: Vec::new(),
                 turns: 0,
             },
             Begin::Resume(paused, decisions) => {
@@ -203,7 +234,7 @@ impl Run {
             let (tools, defs) = snapshot_tools(&self.inner)?;
             run.request.tools = defs;
             let out = self.model_turn(&run.request).await?;
-            run.usage += out.usage;
+            run.count_request(&self.inner, out.usage);
             run.turns = turn;
             let mut parts = Vec::with_capacity(out.calls.len() + 1);
             if !out.text.is_empty() {
@@ -291,10 +322,11 @@ impl Run {
                 }
             })
             .collect();
-        let (messages, records, usage, turns) = (
+        let (messages, records, usage, requests, turns) = (
             run.request.messages.clone(),
             run.records.clone(),
             run.usage,
+            run.requests.clone(),
             run.turns,
         );
         let mut reply = run.into_reply(out.text.clone(), RunStatus::Interrupted);
@@ -310,7 +342,7 @@ impl Run {
             usage: out.usage,
             calls,
         };
-        let state = RunState::new(
+        let mut state = RunState::new(
             messages,
             records,
             paused,
@@ -318,6 +350,7 @@ impl Run {
             turns,
             self.state.snapshot(),
         );
+        state.requests = requests;
         reply.pending = pending;
         reply.state = Some(state);
         self.emit(AgentEvent::Done(Box::new(reply))).await
@@ -342,6 +375,7 @@ impl Run {
             request: ModelRequest::new(paused.messages),
             records: paused.tool_calls,
             usage: paused.usage,
+            requests: paused.requests,
             turns: paused.turns,
         };
         match self
@@ -367,7 +401,15 @@ impl Run {
     /// Streams one model turn, forwarding text deltas.
     async fn model_turn(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
         let trimmed = super::context::fit(request, self.inner.context_budget);
-        let mut stream = self.inner.model.stream(trimmed.as_ref().unwrap_or(request));
+        let request = trimmed.as_ref().unwrap_or(request);
+        let model = &self.inner.model;
+        let mut stream = telemetry::traced_stream(
+            model.name(),
+            request,
+            self.inner.record_content,
+            self.inner.prices.price(model.name()),
+            model.stream(request),
+        );
         let mut out = TurnOutput {
             text: String::new(),
             calls: Vec::new(),

@@ -1,6 +1,6 @@
 //! A paused run's state: everything needed to resume it, as JSON.
 
-use super::ToolCallRecord;
+use super::{RequestUsage, ToolCallRecord};
 use crate::model::{Message, ToolCall, Usage};
 use crate::policy::ApprovalRequest;
 use crate::tool::ToolOutput;
@@ -25,6 +25,10 @@ pub struct RunState {
     pub(crate) tool_calls: Vec<ToolCallRecord>,
     pub(crate) turn: PausedTurn,
     pub(crate) usage: Usage,
+    /// Each model request so far (absent in states written before lousho
+    /// kept them).
+    #[serde(default)]
+    pub(crate) requests: Vec<RequestUsage>,
     pub(crate) turns: usize,
     pub(crate) conversation_state: Map<String, Value>,
 }
@@ -89,6 +93,7 @@ impl RunState {
             tool_calls,
             turn,
             usage,
+            requests: Vec::new(),
             turns,
             conversation_state,
         }

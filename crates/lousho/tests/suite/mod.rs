@@ -42,3 +42,4 @@ mod spec_files;
 mod spec_limits;
 mod tool_input;
 mod tools;
+mod usage;

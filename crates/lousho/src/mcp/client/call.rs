@@ -6,6 +6,7 @@
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
+use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -14,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::{Instrument, Span};
 
 /// A server whose calls go through a managed connection (which connects,
 /// reconnects and answers OAuth challenges itself).
@@ -153,6 +155,8 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// One `tools/call` in its MCP client span (`tools/call {tool}`), which
+/// carries the outcome and whose trace context goes in the request's `_meta`.
 pub(crate) async fn call_on(
     peer: &Peer<RoleClient>,
     tool: &str,
@@ -161,17 +165,67 @@ pub(crate) async fn call_on(
     ctx: &ToolContext,
     noise: Option<&StdoutNoise>,
 ) -> Result<ToolOutput, CallFailure> {
+    let span = spans::mcp_client_call(tool);
+    let result = send_call(peer, tool, arguments, timeout, ctx, noise, &span)
+        .instrument(span.clone())
+        .await;
+    if !span.is_disabled() {
+        record_outcome(&span, &result, timeout);
+    }
+    result
+}
+
+/// The client span's `error.type` (and JSON-RPC code) for a failed call.
+fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout: Duration) {
+    match result {
+        Ok(output) if output.is_error => {
+            spans::record_error(span, "tool_error", &output.to_model_text());
+        }
+        Ok(_) => {}
+        Err(CallFailure::Cancelled) => spans::record_error(span, "cancelled", &"cancelled"),
+        Err(CallFailure::Oversize) => spans::record_error(span, "oversize", &OVERSIZE_MESSAGE),
+        Err(CallFailure::Service(e)) => {
+            let code;
+            let kind = match e {
+                ServiceError::McpError(data) => {
+                    code = data.code.0.to_string();
+                    span.record("rpc.response.status_code", code.as_str());
+                    code.as_str()
+                }
+                ServiceError::Timeout { .. } => "timeout",
+                ServiceError::TransportClosed => "transport_closed",
+                _ => "_OTHER",
+            };
+            spans::record_error(span, kind, &describe(e, timeout));
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn send_call(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    timeout: Duration,
+    ctx: &ToolContext,
+    noise: Option<&StdoutNoise>,
+    span: &Span,
+) -> Result<ToolOutput, CallFailure> {
     if ctx.cancel.is_cancelled() {
         return Err(CallFailure::Cancelled);
     }
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+    let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+    options.meta = propagate::inject(span);
     let oversize_before = noise.map(StdoutNoise::oversize_count);
     let handle = peer
         .send_request_with_option(request, options)
         .await
         .map_err(CallFailure::Service)?;
+    if !span.is_disabled() {
+        span.record("jsonrpc.request.id", handle.id.to_string().as_str());
+    }
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),

@@ -10,6 +10,8 @@ use crate::Agent;
 use crate::agent::call_one;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
+use crate::telemetry::propagate;
+use crate::telemetry::span::{self as spans, ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -23,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 /// The served agent and tools; cheap to clone (the HTTP transport clones it per request).
 #[derive(Clone)]
@@ -172,6 +175,43 @@ impl ServerHandler for LoushoServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let span = server_span(&request, &cx);
+        let result = self
+            .call_tool_in_span(request, cx)
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            match &result {
+                Err(e) => spans::record_error(&span, &e.code.0.to_string(), &e.message),
+                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                    spans::record_error(&span, "tool_error", &"the tool returned an error result");
+                }
+                Ok(_) => {}
+            }
+        }
+        result
+    }
+}
+
+/// The call's MCP server span: a child of the caller's span when the request's
+/// `_meta` carries its `traceparent`.
+fn server_span(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>) -> Span {
+    let session = cx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok());
+    let span = spans::mcp_server_call(&request.name, &cx.id.to_string(), session);
+    propagate::adopt_remote_parent(&span, &cx.meta);
+    span
+}
+
+impl LoushoServer {
+    async fn call_tool_in_span(
+        &self,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let run_cancel = inner.shutdown.child_token();
         // Over HTTP a cancel notification drops rmcp's future for this call,
@@ -237,7 +277,8 @@ impl ServerHandler for LoushoServer {
             let ctx = ToolContext::new(call.id.clone())
                 .with_cancel(run_cancel.clone())
                 .with_client(Some(client));
-            to_call_result(call_one(&inner.direct, &call, ctx).await)
+            let span = execute_tool(&call, ToolDecision::Allowed);
+            to_call_result(call_one(&inner.direct, &call, ctx, span, false).await)
         };
         tokio::select! {
             biased;

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 features=("$@")
 if [ ${#features[@]} -eq 0 ]; then
   # "" is none; keep this list in step with crates/lousho/Cargo.toml [features].
-  features=("" mcp-client mcp-server oauth builtin spec sqlite postgres)
+  features=("" mcp-client mcp-server oauth builtin spec sqlite postgres otel)
 fi
 
 for f in "${features[@]}"; do

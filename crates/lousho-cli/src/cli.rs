@@ -15,6 +15,7 @@ Exit codes:
 
 Logs go to stderr: -v / -vv, else LOUSHO_LOG, else RUST_LOG (e.g. LOUSHO_LOG=debug);
 colours only on a terminal and without NO_COLOR.
+Traces: --trace, OTEL_EXPORTER_OTLP_ENDPOINT or a spec's telemetry.endpoint (docs/observability.md).
 Spec files: docs/cli.md and schemas/agent-spec.schema.json.";
 
 /// Run AI agents from spec files, and serve them over MCP.
@@ -24,6 +25,13 @@ pub struct Cli {
     /// More logs on stderr (-v: debug for lousho, -vv: everything, with crate names).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Export the spans of runs and MCP calls over OTLP (HTTP/protobuf) to
+    /// OTEL_EXPORTER_OTLP_ENDPOINT, else the spec's telemetry.endpoint, else
+    /// http://localhost:4318. Either of those turns it on too;
+    /// OTEL_SERVICE_NAME names the service (default: lousho). See
+    /// docs/observability.md.
+    #[arg(long, global = true)]
+    pub trace: bool,
     /// The OAuth token file (default: $XDG_STATE_HOME/lousho/tokens.json, else
     /// ~/.local/state/lousho/tokens.json).
     #[arg(

@@ -9,8 +9,13 @@
 //! Colours only when stderr is a terminal and `NO_COLOR` is unset or empty
 //! (<https://no-color.org>). Log lines name their crate (target) at `-vv`.
 
+use lousho::spec::TelemetrySpec;
+use lousho::telemetry::otel::{OtelConfig, OtelGuard};
 use std::io::IsTerminal;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// The variable that sets lousho's log filter.
 pub const LOUSHO_LOG: &str = "LOUSHO_LOG";
@@ -34,10 +39,16 @@ pub fn colours() -> bool {
     env_value("NO_COLOR").is_none() && std::io::stderr().is_terminal()
 }
 
-/// Installs the subscriber. A malformed variable is reported and the default
-/// used instead.
+/// Installs the subscriber: log lines on stderr, and with `trace` (or
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` set) lousho's spans exported over OTLP; the
+/// guard sends the last spans when dropped. A malformed log variable is
+/// reported and the default used instead.
 #[allow(clippy::print_stderr)]
-pub fn init(verbose: u8) {
+pub fn init(
+    verbose: u8,
+    trace: bool,
+    spec: Option<TelemetrySpec>,
+) -> anyhow::Result<Option<OtelGuard>> {
     let from_env = (verbose == 0)
         .then(|| {
             [LOUSHO_LOG, "RUST_LOG"]
@@ -52,8 +63,7 @@ pub fn init(verbose: u8) {
         }),
         None => EnvFilter::new(flag_filter(verbose)),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(colours())
         .with_target(verbose >= 2)
@@ -61,7 +71,35 @@ pub fn init(verbose: u8) {
         // reported with eprintln!, whose panic dropped the HTTP connection
         // that logged (e.g. every request refused for its Host).
         .log_internal_errors(false)
-        .init();
+        .with_filter(filter);
+    let registry = tracing_subscriber::registry().with(fmt);
+    let config = otel_config(trace, spec.unwrap_or_default());
+    let Some(config) = config else {
+        registry.init();
+        return Ok(None);
+    };
+    let (otel, guard) = config.layer()?;
+    let spans = Targets::new().with_target(lousho::telemetry::TARGET, tracing::Level::INFO);
+    registry.with(otel.with_filter(spans)).init();
+    Ok(Some(guard))
+}
+
+/// Export when `--trace`, the variables or the spec's `telemetry.endpoint`
+/// ask for it; the variables win over the spec (an operator redirects a
+/// checked-in spec without editing it).
+fn otel_config(trace: bool, spec: TelemetrySpec) -> Option<OtelConfig> {
+    let mut config = match (OtelConfig::from_env(), &spec.endpoint) {
+        (Some(config), _) => config,
+        (None, Some(endpoint)) => OtelConfig::new().endpoint(endpoint),
+        (None, None) if trace => OtelConfig::new(),
+        (None, None) => return None,
+    };
+    if env_value("OTEL_SERVICE_NAME").is_none()
+        && let Some(name) = spec.service_name
+    {
+        config = config.service_name(name);
+    }
+    Some(config)
 }
 
 /// `LOUSHO_LOG` is this process's setting: a stdio server (often another

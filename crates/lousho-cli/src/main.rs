@@ -69,7 +69,22 @@ fn main() -> ExitCode {
         }
         supervised
     };
-    logging::init(cli.verbose);
+    // Kept to the end: dropping it sends the last spans.
+    // A spec's `telemetry.endpoint` turns export on too (read quietly
+    // here: the command reports a bad spec itself).
+    let spec_telemetry = match &cli.command {
+        Command::Mcp(a) => Some(&a.spec),
+        Command::Run(a) => Some(&a.spec),
+        Command::Tools(a) => Some(&a.spec),
+        Command::Call(a) => Some(&a.spec),
+        _ => None,
+    }
+    .and_then(|path| load::spec(path).ok())
+    .map(|spec| spec.telemetry);
+    let _otel = match logging::init(cli.verbose, cli.trace, spec_telemetry) {
+        Ok(guard) => guard,
+        Err(e) => return exit::report(&e),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

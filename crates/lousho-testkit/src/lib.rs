@@ -7,8 +7,8 @@ pub mod bench;
 pub mod mcp_fixture;
 pub mod mock_provider;
 pub mod oauth_fixture;
-pub mod postgres;
 #[cfg(feature = "otel")]
 pub mod otlp;
+pub mod postgres;
 pub mod serve;
 pub mod tools;

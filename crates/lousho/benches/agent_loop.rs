@@ -4,6 +4,12 @@
 //! 0, 1, 10 and 50 tool steps, the median time per run, and the overhead per
 //! step ((run with N steps − run with 0 steps) / N), on a current-thread and a
 //! multi-thread runtime.
+//!
+//! With `--features otel` the table is printed twice in one run: first with
+//! no subscriber (the spans are compiled in but disabled: the default), then
+//! with lousho's spans exported over OTLP (`OtelConfig`, batch export to an
+//! endpoint nobody listens on, so every span is built, recorded, encoded and
+//! sent on the export thread): the difference per step is the tracing cost.
 
 #![allow(
     clippy::unwrap_used,
@@ -74,16 +80,40 @@ fn main() {
                 .unwrap(),
         ),
     ];
-    println!("| runtime | tool steps per run | median per run | overhead per step |");
-    println!("| --- | ---: | ---: | ---: |");
-    for (name, rt) in &runtimes {
+    println!("| tracing | runtime | tool steps per run | median per run | overhead per step |");
+    println!("| --- | --- | ---: | ---: | ---: |");
+    table("off", &runtimes);
+    #[cfg(feature = "otel")]
+    {
+        use tracing_subscriber::Layer;
+        use tracing_subscriber::layer::SubscriberExt;
+        let (layer, guard) = lousho::telemetry::otel::OtelConfig::new()
+            .endpoint("http://127.0.0.1:9")
+            .layer()
+            .unwrap();
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_target(lousho::telemetry::TARGET, tracing::Level::INFO);
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(layer.with_filter(filter)),
+        )
+        .unwrap();
+        table("OTLP", &runtimes);
+        drop(guard);
+    }
+}
+
+fn table(tracing: &str, runtimes: &[(&str, tokio::runtime::Runtime)]) {
+    for (name, rt) in runtimes {
         let base = median_run(rt, 0);
-        println!("| {name} | 0 | {:.1} µs | — |", base.as_secs_f64() * 1e6);
+        println!(
+            "| {tracing} | {name} | 0 | {:.1} µs | — |",
+            base.as_secs_f64() * 1e6
+        );
         for steps in [1, 10, 50] {
             let t = median_run(rt, steps);
             let per_step = (t.saturating_sub(base)).as_secs_f64() * 1e6 / steps as f64;
             println!(
-                "| {name} | {steps} | {:.1} µs | {per_step:.2} µs |",
+                "| {tracing} | {name} | {steps} | {:.1} µs | {per_step:.2} µs |",
                 t.as_secs_f64() * 1e6
             );
         }

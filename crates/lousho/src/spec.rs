@@ -61,9 +61,11 @@ mod mcp_servers;
 mod nesting;
 mod read;
 mod suggest;
+mod telemetry;
 
 pub use error::{SpecError, SpecErrorKind};
 pub use read::DEFAULT_MAX_SPEC_BYTES;
+pub use telemetry::TelemetrySpec;
 
 use crate::AgentBuilder;
 #[cfg(feature = "builtin")]
@@ -123,6 +125,8 @@ pub struct AgentSpec {
     pub permissions: Permissions,
     /// How `lousho mcp` serves it.
     pub serve: ServeSpec,
+    /// The `telemetry` section.
+    pub telemetry: TelemetrySpec,
 }
 
 /// `serve.approvals`: what `lousho mcp` does when a call needs approval
@@ -496,6 +500,7 @@ impl SpecLoader {
             )?,
             permissions,
             serve,
+            telemetry: file.telemetry.map(TelemetrySpec::from).unwrap_or_default(),
         })
     }
 }
@@ -546,6 +551,7 @@ impl AgentSpec {
         if let Some(max_turns) = self.max_turns {
             builder = builder.max_turns(max_turns);
         }
+        builder = self.telemetry.apply(builder);
         #[cfg(feature = "builtin")]
         if !self.tools.is_empty() {
             let workspace = Workspace::new(&self.workspace).map_err(|e| {

@@ -7,6 +7,8 @@ pub fn lousho() -> Command {
         .env_remove("LOUSHO_TOKENS")
         .env_remove("LOUSHO_MODEL")
         .env_remove("LOUSHO_STORE")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env("LOUSHO_LOG", "warn")
         .stdin(Stdio::null());
     cmd

@@ -19,3 +19,4 @@ mod sessions;
 mod signals;
 mod spec_recursion;
 mod tools;
+mod trace;

@@ -22,3 +22,5 @@ mod peers;
 mod serve_approvals;
 mod serve_interop;
 mod serve_stdio;
+#[cfg(feature = "otel")]
+mod telemetry;

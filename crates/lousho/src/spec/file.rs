@@ -41,6 +41,8 @@ pub(crate) struct SpecFile {
     pub permissions: Option<PermissionsFile>,
     /// How `lousho mcp` serves the agent.
     pub serve: Option<ServeFile>,
+    /// Traces (OpenTelemetry) and the cost estimate.
+    pub telemetry: Option<super::telemetry::TelemetryFile>,
 }
 
 /// Without the `mcp-client` feature the entries are kept as plain values:

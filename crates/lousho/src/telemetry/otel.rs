@@ -107,7 +107,11 @@ impl OtelConfig {
         let tracer = provider.tracer("lousho");
         let layer = tracing_opentelemetry::layer()
             .with_tracer(tracer)
-            .with_tracked_inactivity(false);
+            .with_tracked_inactivity(false)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_level(false);
         Ok((layer, OtelGuard { provider }))
     }
 

@@ -47,9 +47,9 @@ pub(crate) fn adopt_remote_parent(span: &Span, meta: &RequestMetaObject) {
 
 #[cfg(all(feature = "otel", any(feature = "mcp-client", feature = "mcp-server")))]
 mod w3c {
-    use opentelemetry::trace::{
-        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
-    };
+    use opentelemetry::trace::TraceContextExt;
+    #[cfg(any(feature = "mcp-server", test))]
+    use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
     use tracing::Span;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 

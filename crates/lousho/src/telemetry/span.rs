@@ -28,7 +28,7 @@ pub(crate) fn invoke_agent(agent: Option<&str>, model_name: &str) -> Span {
         otel.name = agent.map_or_else(|| "invoke_agent".to_owned(), |a| format!("invoke_agent {a}")),
         otel.kind = "internal",
         otel.status_code = Empty,
-        otel.status_message = Empty,
+        otel.status_description = Empty,
         gen_ai.operation.name = "invoke_agent",
         gen_ai.provider.name = provider,
         gen_ai.agent.name = agent,
@@ -48,7 +48,10 @@ pub(crate) fn record_reply(span: &Span, reply: &Reply) {
         return;
     }
     record_usage(span, reply.usage, reply.cost_usd);
-    span.record("lousho.run.turns", reply.turns as u64);
+    span.record(
+        "lousho.run.turns",
+        i64::try_from(reply.turns).unwrap_or(i64::MAX),
+    );
     span.record(
         "lousho.run.status",
         match reply.status {
@@ -75,8 +78,10 @@ pub(crate) fn record_run_error(span: &Span, error: &AgentError) {
 
 /// Token counts (and the cost, when known) on a run's or a request's span.
 pub(crate) fn record_usage(span: &Span, usage: Usage, cost_usd: Option<f64>) {
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    // As i64: `tracing-opentelemetry` exports a u64 field as a string.
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
     if let Some(cost) = cost_usd {
         span.record("lousho.cost.usd", cost);
     }
@@ -97,8 +102,8 @@ pub(crate) fn record_error(span: &Span, kind: &str, message: &dyn Display) {
         text.push('…');
     }
     span.record("error.type", kind);
-    span.record("otel.status_code", "error");
-    span.record("otel.status_message", text.as_str());
+    // Sets the error status with its description.
+    span.record("otel.status_description", text.as_str());
 }
 
 /// `chat {model}`: one model request.
@@ -110,7 +115,7 @@ pub(crate) fn chat(model_name: &str) -> Span {
         otel.name = format!("chat {model}"),
         otel.kind = "client",
         otel.status_code = Empty,
-        otel.status_message = Empty,
+        otel.status_description = Empty,
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = provider,
         gen_ai.request.model = model,
@@ -175,7 +180,7 @@ pub(crate) fn execute_tool(call: &ToolCall, decision: ToolDecision) -> Span {
         otel.name = format!("execute_tool {}", call.name),
         otel.kind = "internal",
         otel.status_code = Empty,
-        otel.status_message = Empty,
+        otel.status_description = Empty,
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = call.name.as_str(),
         gen_ai.tool.call.id = call.id.as_str(),
@@ -196,7 +201,7 @@ pub(crate) fn mcp_client_call(tool: &str) -> Span {
         otel.name = format!("tools/call {tool}"),
         otel.kind = "client",
         otel.status_code = Empty,
-        otel.status_message = Empty,
+        otel.status_description = Empty,
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool,
@@ -215,7 +220,7 @@ pub(crate) fn mcp_server_call(tool: &str, request_id: &str, session: Option<&str
         otel.name = format!("tools/call {tool}"),
         otel.kind = "server",
         otel.status_code = Empty,
-        otel.status_message = Empty,
+        otel.status_description = Empty,
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool,

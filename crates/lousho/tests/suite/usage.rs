@@ -105,3 +105,27 @@ async fn a_resumed_run_keeps_the_requests_before_the_pause() {
     );
     assert!(reply.cost_usd.is_some());
 }
+
+#[cfg(feature = "spec")]
+#[tokio::test]
+async fn a_spec_files_telemetry_section_sets_prices_and_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &path,
+        "model: test\ntelemetry:\n  endpoint: http://127.0.0.1:4318\n  serviceName: support\n  recordContent: false\n  prices:\n    test: { input: 1.0, output: 2.0 }\n",
+    )
+    .unwrap();
+    let spec = lousho::spec::SpecLoader::new().load(&path).unwrap();
+    assert_eq!(
+        spec.telemetry.endpoint.as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert_eq!(spec.telemetry.service_name.as_deref(), Some("support"));
+    let agent = spec.agent_builder().unwrap().build().unwrap();
+    let reply = agent.send("hi").await.unwrap();
+    let usage = reply.usage;
+    let expected = (usage.input_tokens as f64 + 2.0 * usage.output_tokens as f64) / 1e6;
+    assert!(usage.total() > 0);
+    assert!((reply.cost_usd.unwrap() - expected).abs() < 1e-12);
+}

@@ -168,15 +168,23 @@ impl OtelGuard {
         self.provider.force_flush().map_err(OtelError::Shutdown)
     }
 
-    /// Sends what is left and stops export (blocking, like [`flush`](OtelGuard::flush)).
+    /// Sends what is left and stops export (blocking, like
+    /// [`flush`](OtelGuard::flush), for at most [`SHUTDOWN_TIMEOUT`]: an
+    /// unreachable receiver does not hold the program's exit longer).
     pub fn shutdown(self) -> Result<(), OtelError> {
-        self.provider.shutdown().map_err(OtelError::Shutdown)
+        self.provider
+            .shutdown_with_timeout(SHUTDOWN_TIMEOUT)
+            .map_err(OtelError::Shutdown)
     }
 }
+
+/// The longest [`OtelGuard::shutdown`] (or the guard's drop) waits for the
+/// last spans to be sent.
+pub const SHUTDOWN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Drop for OtelGuard {
     fn drop(&mut self) {
         // A second shutdown (after `shutdown()`) only reports that it was done.
-        let _ = self.provider.shutdown();
+        let _ = self.provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
     }
 }

@@ -73,7 +73,7 @@ fn main() -> ExitCode {
     // A spec's `telemetry.endpoint` turns export on too (read quietly
     // here: the command reports a bad spec itself).
     let spec_telemetry = match &cli.command {
-        Command::Mcp(a) => Some(&a.spec),
+        Command::Mcp(a) => a.spec.as_ref(),
         Command::Run(a) => Some(&a.spec),
         Command::Tools(a) => Some(&a.spec),
         Command::Call(a) => Some(&a.spec),

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod bench;
+pub mod hostile;
 pub mod mcp_fixture;
 pub mod mock_provider;
 pub mod oauth_fixture;

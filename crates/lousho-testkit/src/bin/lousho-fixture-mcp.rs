@@ -4,7 +4,8 @@
 //! `launcher` runs `serve` as a child with inherited stdio (like `npx`);
 //! `sleeper` sleeps (a grandchild that ignores stdin); `garbage` writes
 //! non-MCP text to stdout and never answers; `floor` is a bare newline-JSON
-//! echo (the benchmark floor); `http` serves the fixture over stateless
+//! echo (the benchmark floor); `malformed` and `ping-flood` are the raw
+//! misbehaving servers of `lousho_testkit::hostile`; `http` serves the fixture over stateless
 //! Streamable HTTP and `floor-http` a bare JSON-RPC echo over HTTP (both print
 //! their URL, then serve until stdin closes). Trailing `--tag=…` arguments only mark
 //! processes so tests can count them.
@@ -50,6 +51,8 @@ fn main() {
             for _ in std::io::stdin().lock().lines() {}
         }
         "floor" => floor(),
+        "malformed" => lousho_testkit::hostile::run_malformed_stdio(),
+        "ping-flood" => lousho_testkit::hostile::run_ping_flood_stdio(),
         "http" | "floor-http" => {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()

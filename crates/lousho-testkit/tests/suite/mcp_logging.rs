@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 /// Where the warnings go: a buffer the test reads.
 #[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
+pub(super) struct Logs(Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for Logs {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -24,17 +24,23 @@ impl std::io::Write for Logs {
 }
 
 impl Logs {
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }
 
 /// A subscriber that keeps lousho's MCP warnings in memory, for this thread.
 fn capture_mcp_warnings() -> (Logs, tracing::subscriber::DefaultGuard) {
+    capture_logs("lousho::mcp=warn")
+}
+
+/// A subscriber that keeps the events `filter` lets through in memory, for
+/// this thread (and so for the tasks of a current-thread test runtime).
+pub(super) fn capture_logs(filter: &str) -> (Logs, tracing::subscriber::DefaultGuard) {
     let logs = Logs::default();
     let writer = logs.clone();
     let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("lousho::mcp=warn")
+        .with_env_filter(filter)
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .finish();

@@ -5,6 +5,7 @@ mod mcp_elicitation;
 mod mcp_errors;
 mod mcp_failures;
 mod mcp_handle;
+mod mcp_hostile;
 mod mcp_http;
 mod mcp_interop;
 mod mcp_lifecycle;

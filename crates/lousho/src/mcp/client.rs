@@ -20,10 +20,13 @@ pub mod oauth;
 mod oauth_off;
 #[cfg(not(feature = "oauth"))]
 use oauth_off as oauth;
+mod peer_requests;
 mod pinning;
 mod process;
+mod replies;
 mod result;
 mod stderr;
+mod stdio_transport;
 mod stdout_watch;
 mod tool;
 mod warnings;

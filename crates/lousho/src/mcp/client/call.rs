@@ -3,6 +3,8 @@
 //! and every failure put in words the model sees. Reconnects and OAuth
 //! retries belong to the connection ([`ManagedCalls`]).
 
+use super::error::McpError;
+use super::replies::Replies;
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
@@ -55,7 +57,7 @@ pub(crate) async fn call_remote(
 ) -> Result<ToolOutput, ToolError> {
     match target {
         CallTarget::Peer { peer, timeout } => {
-            let outcome = call_on(peer, tool, arguments, *timeout, ctx, None).await;
+            let outcome = call_on(peer, tool, arguments, *timeout, ctx, None, None).await;
             outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
         CallTarget::Managed(conn) => conn.call_tool(tool, arguments, ctx).await,
@@ -69,6 +71,8 @@ pub(crate) enum CallFailure {
     /// A message over the stdio limit was dropped; it may have been this
     /// call's result.
     Oversize,
+    /// The reply could not be read; why.
+    InvalidResponse(String),
 }
 
 impl CallFailure {
@@ -83,6 +87,19 @@ impl CallFailure {
     ) -> Result<ToolOutput, ToolError> {
         let reason = match self {
             CallFailure::Cancelled => return Err(ToolError::Cancelled),
+            CallFailure::InvalidResponse(reason) => {
+                let error = McpError::InvalidResponse {
+                    server: server.to_owned(),
+                    tool: tool.to_owned(),
+                    reason,
+                };
+                let mut message = error.to_string();
+                if let Some(note) = diagnostics {
+                    message.push('\n');
+                    message.push_str(&note);
+                }
+                return Ok(ToolOutput::error(message));
+            }
             CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
             CallFailure::Service(e) => describe(&e, timeout),
         };
@@ -164,6 +181,7 @@ pub(crate) async fn call_on(
     timeout: Duration,
     ctx: &ToolContext,
     noise: Option<&StdoutNoise>,
+    replies: Option<&Replies>,
 ) -> Result<ToolOutput, CallFailure> {
     let span = spans::mcp_client_call(tool);
     let result = send_call(peer, tool, arguments, timeout, ctx, noise, &span)
@@ -237,9 +255,36 @@ async fn send_call(
         () = oversize(noise, oversize_before) => return Err(CallFailure::Oversize),
     };
     // Answered, timed out (rmcp sent the cancellation) or closed: nothing to cancel.
-    guard.id = None;
+    let id = guard.id.take();
+    let invalid = replies
+        .zip(id.as_ref())
+        .and_then(|(r, id)| r.take_invalid(id));
+    let response = match (response, invalid) {
+        (Err(ServiceError::McpError(_)), Some(reason)) => {
+            return Err(CallFailure::InvalidResponse(reason));
+        }
+        (Err(ServiceError::TransportSend(t)), _) if unreadable_http_reply(&t).is_some() => {
+            let reason = unreadable_http_reply(&t).unwrap_or_default();
+            return Err(CallFailure::InvalidResponse(reason));
+        }
+        (response, _) => response,
+    };
     match response.map_err(CallFailure::Service)? {
         ServerResult::CallToolResult(result) => Ok(to_output(&result)),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
+    }
+}
+
+/// rmcp's HTTP client fails a POST whose JSON body is not a JSON-RPC message
+/// (or whose error status comes without one) with `UnexpectedServerResponse`;
+/// its text (which quotes the body) is the reason.
+fn unreadable_http_reply(e: &rmcp::transport::DynamicTransportError) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match e
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()?
+    {
+        StreamableHttpError::UnexpectedServerResponse(text) => Some(text.to_string()),
+        _ => None,
     }
 }

@@ -11,8 +11,11 @@ use super::identity::ServerIdentity;
 use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
+use super::peer_requests::{Overflow, PeerRequestLimit};
 use super::pinning::PinCheck;
 use super::process::{SpawnError, StdioProcess};
+use super::replies::Replies;
+use super::stdio_transport::ChildTransport;
 use super::stdout_watch::{StdoutNoise, WatchedStdout};
 use super::tool::{Listing, McpTool, RemoteTool};
 use super::warnings;
@@ -23,7 +26,6 @@ use futures::future::{BoxFuture, Shared};
 use rmcp::ClientServiceExt;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
@@ -389,11 +391,16 @@ impl Connection {
                     })?;
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
-                let transport = AsyncRwTransport::new_client(
-                    WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE),
-                    stdin,
-                )
-                .with_max_line_length(MAX_STDIO_MESSAGE);
+                let replies = Replies::default();
+                let transport = PeerRequestLimit::new(
+                    ChildTransport::new(
+                        WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE),
+                        stdin,
+                        MAX_STDIO_MESSAGE,
+                        replies.clone(),
+                    ),
+                    Overflow::Wait,
+                );
                 let handshake = tokio::time::timeout(
                     timeout,
                     handler.clone().serve_with_lifecycle(transport, lifecycle),
@@ -402,7 +409,8 @@ impl Connection {
                 let mut process = process;
                 let failure = match handshake {
                     Ok(Ok(service)) => {
-                        let live = Live::new(service, handler, Some(process), Some(noise));
+                        let live = Live::new(service, handler, Some(process), Some(noise))
+                            .with_replies(replies);
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {
@@ -434,12 +442,12 @@ impl Connection {
             }
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
-                let (served, standalone) = match &self.oauth {
+                let (served, standalone, replies) = match &self.oauth {
                     Some(link) => serve_oauth(link, config, &handler, lifecycle, timeout)
                         .await
                         .map_err(|e| self.link_error(e, &url))?,
                     None => {
-                        let (transport, standalone) =
+                        let (transport, standalone, replies) =
                             http::transport(config).map_err(|e| McpError::Http {
                                 server: self.name.clone(),
                                 url: url.clone(),
@@ -451,11 +459,14 @@ impl Connection {
                             handler.clone().serve_with_lifecycle(transport, lifecycle),
                         )
                         .await;
-                        (served, standalone)
+                        (served, standalone, replies)
                     }
                 };
                 match served {
-                    Ok(Ok(service)) => (Live::new(service, handler, None, None), Some(standalone)),
+                    Ok(Ok(service)) => (
+                        Live::new(service, handler, None, None).with_replies(replies),
+                        Some(standalone),
+                    ),
                     Ok(Err(e)) => {
                         *rejected = rejects_initialize(&e);
                         return Err(McpError::Http {

@@ -147,6 +147,20 @@ pub enum McpError {
         /// Closed, or how the connection dropped.
         reason: String,
     },
+    /// The server's reply to a call is not a JSON-RPC message lousho can
+    /// read (nested too deep, no `result`, a mistyped `error`, a number out
+    /// of range, an unreadable HTTP body); the call fails at once.
+    #[error(
+        "MCP server `{server}` sent an invalid response to `{tool}`: {reason}; the server is at fault (report it to its authors)"
+    )]
+    InvalidResponse {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// What is wrong with the reply.
+        reason: String,
+    },
     /// No server with that name.
     #[error("no MCP server named `{server}`")]
     UnknownServer {
@@ -216,6 +230,7 @@ impl McpError {
             | McpError::TokensRequired { server }
             | McpError::Disconnected { server, .. }
             | McpError::MissingFeature { server, .. }
+            | McpError::InvalidResponse { server, .. }
             | McpError::UnknownServer { server } => Some(server),
             #[cfg(feature = "oauth")]
             McpError::OAuth { server, .. } => Some(server),

@@ -5,12 +5,15 @@
 //! never turns into a GET. The client is [`Watched`], so a connect can wait for
 //! the session's standalone stream ([`standalone`]).
 
+mod reply_check;
 mod standalone;
 
 use standalone::Watched;
 pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 
 use super::config::HttpTransport;
+use super::peer_requests::{Overflow, PeerRequestLimit};
+use super::replies::Replies;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 #[cfg(feature = "oauth")]
@@ -70,8 +73,14 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, SetupError> {
         .clone()
 }
 
-/// A transport for `config` and the handle on its standalone stream.
-pub(crate) type Transport<C> = (StreamableHttpClientTransport<Watched<C>>, StandaloneStream);
+/// A transport for `config` (with a bound on the server's open requests:
+/// the excess is dropped, see [`PeerRequestLimit`]), the handle on its
+/// standalone stream, and its record of invalid replies.
+pub(crate) type Transport<C> = (
+    PeerRequestLimit<StreamableHttpClientTransport<Watched<C>>>,
+    StandaloneStream,
+    Replies,
+);
 
 /// Builds the transport for `config`; the error names the bad header.
 pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Client>, SetupError> {
@@ -92,9 +101,14 @@ fn watched<C>(client: C, config: &HttpTransport) -> Result<Transport<C>, SetupEr
 where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
 {
-    let (client, standalone) = Watched::new(client);
+    let replies = Replies::default();
+    let (client, standalone) = Watched::new(client, replies.clone());
     let transport = StreamableHttpClientTransport::with_client(client, transport_config(config)?);
-    Ok((transport, standalone))
+    Ok((
+        PeerRequestLimit::new(transport, Overflow::Drop),
+        standalone,
+        replies,
+    ))
 }
 
 fn transport_config(

@@ -3,6 +3,7 @@
 
 use super::handler::Handler;
 use super::process::StdioProcess;
+use super::replies::Replies;
 use super::stderr::StderrBuffer;
 use super::stdout_watch::StdoutNoise;
 use rmcp::service::{Peer, RoleClient, RunningService};
@@ -24,6 +25,8 @@ pub(crate) struct Live {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     pub(crate) stderr: Option<StderrBuffer>,
     pub(crate) noise: Option<StdoutNoise>,
+    /// Invalid replies the transport turned into errors.
+    pub(crate) replies: Option<Replies>,
     pub(crate) handler: Handler,
     /// The count of list-changed notifications whose refresh is done.
     pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -46,9 +49,16 @@ impl Live {
             tasks: Mutex::new(Vec::new()),
             stderr,
             noise,
+            replies: None,
             handler,
             refreshed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
+    }
+
+    /// Sets the transport's record of invalid replies.
+    pub(crate) fn with_replies(mut self, replies: Replies) -> Self {
+        self.replies = Some(replies);
+        self
     }
 
     /// The peer, for requests.

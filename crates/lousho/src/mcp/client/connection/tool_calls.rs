@@ -36,6 +36,7 @@ impl ManagedCalls for Connection {
             timeout,
             ctx,
             live.noise.as_ref(),
+            live.replies.as_ref(),
         )
         .await;
         match outcome {
@@ -99,7 +100,18 @@ impl Connection {
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = self.call_timeout();
-            match call_on(live.peer(), tool, arguments.clone(), timeout, ctx, None).await {
+            let replies = live.replies.as_ref();
+            match call_on(
+                live.peer(),
+                tool,
+                arguments.clone(),
+                timeout,
+                ctx,
+                None,
+                replies,
+            )
+            .await
+            {
                 Ok(out) => return Ok(out),
                 Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
                 Err(failure) => return failure.into_output(server, tool, timeout, None),

@@ -11,7 +11,8 @@
 //! questions.
 //!
 //! [`Watched`] wraps the HTTP client rmcp drives and reports on a
-//! [`StandaloneStream`] handle; every call is passed on unchanged.
+//! [`StandaloneStream`] handle; every call is passed on, with the replies it
+//! brings checked ([`reply_check`](super::reply_check)).
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
@@ -24,6 +25,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+
+use super::reply_check;
+use crate::mcp::client::replies::Replies;
 
 /// The most a connect waits for the standalone stream after the tool list is
 /// in. A server that holds the GET's headers back is still usable after it.
@@ -62,15 +66,18 @@ impl StandaloneStream {
 pub(crate) struct Watched<C> {
     inner: C,
     state: Arc<watch::Sender<State>>,
+    replies: Replies,
 }
 
 impl<C> Watched<C> {
-    /// Wraps `inner`; the handle reports on the stream this client opens.
-    pub(crate) fn new(inner: C) -> (Self, StandaloneStream) {
+    /// Wraps `inner`; the handle reports on the stream this client opens;
+    /// replies are checked against `replies`.
+    pub(crate) fn new(inner: C, replies: Replies) -> (Self, StandaloneStream) {
         let (tx, rx) = watch::channel(State::NoSession);
         let client = Self {
             inner,
             state: Arc::new(tx),
+            replies,
         };
         (client, StandaloneStream { state: rx })
     }
@@ -112,12 +119,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response
+        response.map(|r| reply_check::after_post(&self.replies, r))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -130,6 +138,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -142,7 +151,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response
+        response.map(|r| reply_check::after_post(&self.replies, r))
     }
 
     async fn post_message_with_response_limits(
@@ -155,6 +164,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
             .post_message_with_response_limits(
@@ -167,7 +177,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response
+        response.map(|r| reply_check::after_post(&self.replies, r))
     }
 
     async fn delete_session(
@@ -196,7 +206,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await;
         self.after_get(standalone);
-        stream
+        stream.map(|s| reply_check::checked(s, self.replies.clone()))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -221,7 +231,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_get(standalone);
-        stream
+        stream.map(|s| reply_check::checked(s, self.replies.clone()))
     }
 }
 

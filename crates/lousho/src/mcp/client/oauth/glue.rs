@@ -6,6 +6,7 @@ use super::link::{LinkError, OAuthLink, challenge_of};
 use crate::mcp::client::config::HttpTransport;
 use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
+use crate::mcp::client::replies::Replies;
 use rmcp::ClientServiceExt;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
 use std::time::Duration;
@@ -24,11 +25,11 @@ pub(crate) async fn serve_oauth(
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
     timeout: Duration,
-) -> Result<(Served, http::StandaloneStream), LinkError> {
+) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
     link.reset_attempts();
     loop {
         let client = link.client().await?;
-        let (transport, standalone) =
+        let (transport, standalone, replies) =
             http::auth_transport(config, client).map_err(LinkError::Setup)?;
         let served = tokio::time::timeout(
             timeout,
@@ -54,7 +55,7 @@ pub(crate) async fn serve_oauth(
             Err(_) => None,
         };
         let Some(challenge) = challenge else {
-            return Ok((served, standalone));
+            return Ok((served, standalone, replies));
         };
         if let Ok(Ok(service)) = served {
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;

@@ -1,0 +1,208 @@
+//! Replies a server sends for a pending request that cannot be read as a
+//! JSON-RPC message (nesting over serde's 128 levels, no `result`, a
+//! mistyped `error`, a number like `1e999`). rmcp drops such a message at
+//! debug level and the call waits its whole timeout; the transports (stdio
+//! and the HTTP client's SSE streams) ask [`Replies::invalid`] instead, which
+//! turns it into a JSON-RPC error for that id, so rmcp completes the call at
+//! once, and remembers why: [`Replies::take_invalid`] gives the call its
+//! typed reason ([`McpError::InvalidResponse`](super::McpError::InvalidResponse)).
+//!
+//! Only ids of requests we sent and that are still unanswered count, so a
+//! server cannot grow these tables or fail a call it was not asked.
+
+use rmcp::model::{ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// At most this many reasons are kept for calls that never pick theirs up
+/// (a `tools/list` or an abandoned call); older ones are forgotten.
+const KEEP_REASONS: usize = 256;
+
+/// The requests in flight on one connection and the invalid replies seen.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Replies {
+    inner: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pending: HashSet<RequestId>,
+    invalid: HashMap<RequestId, String>,
+}
+
+/// The top level of a message, read without building its values (serde's
+/// `IgnoredAny` skips nested values iteratively and never evaluates numbers),
+/// so it works where the full message fails.
+#[derive(Deserialize)]
+struct Envelope {
+    id: Option<RequestId>,
+    method: Option<IgnoredAny>,
+}
+
+impl Replies {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// We sent a request with `id`.
+    pub(crate) fn sent(&self, id: &RequestId) {
+        self.lock().pending.insert(id.clone());
+    }
+
+    /// A reply for `id` arrived (or the request is over).
+    pub(crate) fn answered(&self, id: &RequestId) {
+        self.lock().pending.remove(id);
+    }
+
+    /// Notes a message read in full: a reply settles its request.
+    pub(crate) fn received(&self, message: &ServerJsonRpcMessage) {
+        let id = match message {
+            ServerJsonRpcMessage::Response(r) => Some(&r.id),
+            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            self.answered(id);
+        }
+    }
+
+    /// `body` failed to parse with `error`. When it is a reply (an `id`, no
+    /// `method`) to a request in flight: the JSON-RPC error to hand rmcp
+    /// instead, with the reason kept for the call.
+    pub(crate) fn invalid(
+        &self,
+        body: &[u8],
+        error: &serde_json::Error,
+    ) -> Option<ServerJsonRpcMessage> {
+        let id = match serde_json::from_slice::<Envelope>(body) {
+            Ok(Envelope {
+                id: Some(id),
+                method: None,
+            }) => id,
+            _ => return None,
+        };
+        let reason = reason(body, error);
+        {
+            let mut state = self.lock();
+            if !state.pending.remove(&id) {
+                return None;
+            }
+            if state.invalid.len() >= KEEP_REASONS {
+                state.invalid.clear();
+            }
+            state.invalid.insert(id.clone(), reason.clone());
+        }
+        tracing::warn!(%id, error = %reason, "the MCP server sent an invalid response; failing its request");
+        let data = ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("the server sent an invalid response: {reason}"),
+            None,
+        );
+        Some(ServerJsonRpcMessage::error(data, Some(id)))
+    }
+
+    /// Why the reply to `id` was invalid, when it was (once), and forgets
+    /// the request.
+    pub(crate) fn take_invalid(&self, id: &RequestId) -> Option<String> {
+        let mut state = self.lock();
+        state.pending.remove(id);
+        state.invalid.remove(id)
+    }
+}
+
+/// What is wrong with a reply, as precisely as can be said: the JSON error
+/// (too deep, a number out of range) when it is not JSON serde can read;
+/// otherwise which member is missing or mistyped.
+fn reason(body: &[u8], error: &serde_json::Error) -> String {
+    let value = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(value) => value,
+        Err(e) => return e.to_string(),
+    };
+    match (value.get("result"), value.get("error")) {
+        (None, None) => "it has neither `result` nor `error`".to_owned(),
+        (Some(_), Some(_)) => "it has both `result` and `error`".to_owned(),
+        (None, Some(e)) => match serde_json::from_value::<ErrorData>(e.clone()) {
+            Err(e) => format!("its `error` is not a JSON-RPC error object ({e})"),
+            Ok(_) => error.to_string(),
+        },
+        (Some(_), None) => error.to_string(),
+    }
+}
+
+/// Whether a message is a request we expect a reply to.
+pub(crate) fn request_id(message: &rmcp::model::ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        rmcp::model::ClientJsonRpcMessage::Request(r) => Some(&r.id),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_error(body: &[u8]) -> serde_json::Error {
+        match serde_json::from_slice::<ServerJsonRpcMessage>(body) {
+            Ok(m) => panic!("parsed: {m:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn deep(levels: usize) -> Vec<u8> {
+        let mut s = String::from(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":"#);
+        s.push_str(&"[".repeat(levels));
+        s.push_str(&"]".repeat(levels));
+        s.push_str("}}");
+        s.into_bytes()
+    }
+
+    #[test]
+    fn invalid_replies_to_pending_requests_become_errors_with_their_reason() {
+        let cases: [(&[u8], &str); 4] = [
+            (&deep(200), "recursion limit"),
+            (
+                br#"{"jsonrpc":"2.0","id":1}"#,
+                "neither `result` nor `error`",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#,
+                "not a JSON-RPC error object",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"n":1e999}}"#,
+                "out of range",
+            ),
+        ];
+        for (body, words) in cases {
+            let replies = Replies::default();
+            let id = RequestId::Number(1);
+            replies.sent(&id);
+            let error = parse_error(body);
+            let Some(ServerJsonRpcMessage::Error(e)) = replies.invalid(body, &error) else {
+                panic!("no error for {}", String::from_utf8_lossy(body));
+            };
+            assert_eq!(e.id, Some(id.clone()));
+            let reason = replies.take_invalid(&id).expect("a reason");
+            assert!(reason.contains(words), "{reason}");
+            assert_eq!(replies.take_invalid(&id), None, "taken once");
+        }
+    }
+
+    #[test]
+    fn only_replies_to_requests_in_flight_count() {
+        let replies = Replies::default();
+        let body = br#"{"jsonrpc":"2.0","id":7}"#;
+        let error = parse_error(body);
+        assert!(replies.invalid(body, &error).is_none(), "never sent");
+        replies.sent(&RequestId::Number(7));
+        let request = br#"{"jsonrpc":"2.0","id":7,"method":5}"#;
+        assert!(
+            replies.invalid(request, &parse_error(request)).is_none(),
+            "a server request with the same id is not our reply"
+        );
+        assert!(replies.invalid(body, &error).is_some());
+        assert!(replies.invalid(body, &error).is_none(), "settled already");
+    }
+}

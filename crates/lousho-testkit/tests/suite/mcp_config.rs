@@ -45,6 +45,7 @@ mcpServers:
   github:
     url: https://mcp.github.com
     startupTimeoutMs: 1000
+    maxServerRequests: 8
 ";
     let value: serde_json::Value = serde_yaml_ng::from_str(yaml).unwrap();
     let servers = servers_from_value(value).unwrap();
@@ -61,6 +62,13 @@ mcpServers:
     let gh = &servers["github"];
     assert_eq!(gh.kind(), "http");
     assert_eq!(gh.startup_timeout, Duration::from_secs(1));
+    assert_eq!(gh.max_server_requests, 8);
+    assert_eq!(pg.max_server_requests, 64, "default server request limit");
+    let zero =
+        parse_mcp_servers(r#"{"mcpServers": {"x": {"url": "http://h", "maxServerRequests": 0}}}"#)
+            .unwrap_err()
+            .to_string();
+    assert!(zero.contains("maxServerRequests"), "{zero}");
     assert_eq!(
         gh.call_timeout,
         Duration::from_secs(60),

@@ -17,8 +17,8 @@
 //! fields are an error that names the field. Extra keys beyond Claude's shape:
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
 //! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
-//! `startupTimeoutMs`, `callTimeoutMs`, `stderr` (`inherit` | `capture`) and
-//! `oauth`.
+//! `startupTimeoutMs`, `callTimeoutMs`, `maxServerRequests`, `stderr`
+//! (`inherit` | `capture`) and `oauth`.
 
 use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
@@ -44,6 +44,9 @@ pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one tool call may take; every progress notification restarts it.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// How many of its own requests (pings, elicitations) a server may have open
+/// with the client at once; see [`McpServer::max_server_requests`].
+pub const DEFAULT_MAX_SERVER_REQUESTS: usize = 64;
 /// The default size of the stderr ring buffer when capture is on.
 pub const DEFAULT_STDERR_CAPTURE_BYTES: usize = 16 * 1024;
 
@@ -87,6 +90,9 @@ pub struct McpServer {
     pub startup_timeout: Duration,
     /// How long one call may take; progress notifications restart the clock.
     pub call_timeout: Duration,
+    /// How many of its own requests the server may have open with the client
+    /// at once (see [`McpServer::max_server_requests`]).
+    pub max_server_requests: usize,
     /// OAuth sign-in settings (HTTP only; handled by the OAuth support).
     pub oauth: Option<OAuthSettings>,
 }
@@ -216,6 +222,7 @@ impl McpServer {
             tools: ToolFilter::default(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_server_requests: DEFAULT_MAX_SERVER_REQUESTS,
             oauth: None,
         }
     }
@@ -348,6 +355,16 @@ impl McpServer {
     /// How long one call may take (default 60 s; progress restarts it).
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// How many of its own requests (pings, elicitations) the server may have
+    /// open with the client at once (default 64; at least 1): from the moment
+    /// one is read until its answer is written. At the limit a stdio client
+    /// reads nothing more until an answer is out (a flooding server is slowed
+    /// down); an HTTP client leaves the excess unanswered.
+    pub fn max_server_requests(mut self, limit: usize) -> Self {
+        self.max_server_requests = limit.max(1);
         self
     }
 
@@ -534,6 +551,11 @@ pub(crate) struct RawEntry {
     /// How long one call may take (default 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     call_timeout_ms: Option<u64>,
+    /// How many of its own requests (pings, elicitations) the server may have
+    /// open with the client at once (default 64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    max_server_requests: Option<usize>,
     /// http: OAuth sign-in settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthSettings>,
@@ -669,6 +691,11 @@ impl TryFrom<RawEntry> for McpServer {
         if let Some(ms) = raw.call_timeout_ms {
             server.call_timeout = Duration::from_millis(ms);
         }
+        match raw.max_server_requests {
+            Some(0) => return Err("`maxServerRequests` must be at least 1".into()),
+            Some(n) => server.max_server_requests = n,
+            None => {}
+        }
         Ok(server)
     }
 }
@@ -690,6 +717,8 @@ impl From<McpServer> for RawEntry {
                 .then(|| duration_ms(s.startup_timeout)),
             call_timeout_ms: (s.call_timeout != DEFAULT_CALL_TIMEOUT)
                 .then(|| duration_ms(s.call_timeout)),
+            max_server_requests: (s.max_server_requests != DEFAULT_MAX_SERVER_REQUESTS)
+                .then_some(s.max_server_requests),
             oauth: s.oauth,
             ..RawEntry::default()
         };
@@ -730,6 +759,7 @@ impl fmt::Debug for McpServer {
             .field("tools", &self.tools)
             .field("startup_timeout", &self.startup_timeout)
             .field("call_timeout", &self.call_timeout)
+            .field("max_server_requests", &self.max_server_requests)
             .field("oauth", &self.oauth.is_some())
             .finish()
     }

@@ -400,6 +400,7 @@ impl Connection {
                         replies.clone(),
                     ),
                     Overflow::Wait,
+                    self.entry.max_server_requests,
                 );
                 let handshake = tokio::time::timeout(
                     timeout,
@@ -443,17 +444,19 @@ impl Connection {
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
                 let (served, standalone, replies) = match &self.oauth {
-                    Some(link) => serve_oauth(link, config, &handler, lifecycle, timeout)
+                    Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
                         .await
                         .map_err(|e| self.link_error(e, &url))?,
                     None => {
                         let (transport, standalone, replies) =
-                            http::transport(config).map_err(|e| McpError::Http {
-                                server: self.name.clone(),
-                                url: url.clone(),
-                                status: None,
-                                source: Arc::new(e),
-                            })?;
+                            http::transport(config, self.entry.max_server_requests).map_err(
+                                |e| McpError::Http {
+                                    server: self.name.clone(),
+                                    url: url.clone(),
+                                    status: None,
+                                    source: Arc::new(e),
+                                },
+                            )?;
                         let served = tokio::time::timeout(
                             timeout,
                             handler.clone().serve_with_lifecycle(transport, lifecycle),

@@ -83,8 +83,12 @@ pub(crate) type Transport<C> = (
 );
 
 /// Builds the transport for `config`; the error names the bad header.
-pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Client>, SetupError> {
-    watched(shared_client()?, config)
+/// `max_server_requests` bounds the server's open requests.
+pub(crate) fn transport(
+    config: &HttpTransport,
+    max_server_requests: usize,
+) -> Result<Transport<reqwest::Client>, SetupError> {
+    watched(shared_client()?, config, max_server_requests)
 }
 
 /// The transport of an `oauth` entry: requests go through rmcp's
@@ -93,11 +97,16 @@ pub(crate) fn transport(config: &HttpTransport) -> Result<Transport<reqwest::Cli
 pub(crate) fn auth_transport(
     config: &HttpTransport,
     client: AuthClient<reqwest::Client>,
+    max_server_requests: usize,
 ) -> Result<Transport<AuthClient<reqwest::Client>>, SetupError> {
-    watched(client, config)
+    watched(client, config, max_server_requests)
 }
 
-fn watched<C>(client: C, config: &HttpTransport) -> Result<Transport<C>, SetupError>
+fn watched<C>(
+    client: C,
+    config: &HttpTransport,
+    max_server_requests: usize,
+) -> Result<Transport<C>, SetupError>
 where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
 {
@@ -105,7 +114,7 @@ where
     let (client, standalone) = Watched::new(client, replies.clone());
     let transport = StreamableHttpClientTransport::with_client(client, transport_config(config)?);
     Ok((
-        PeerRequestLimit::new(transport, Overflow::Drop),
+        PeerRequestLimit::new(transport, Overflow::Drop, max_server_requests),
         standalone,
         replies,
     ))

@@ -7,8 +7,8 @@
 //! without limit: 100k pings during one call took a client to 277 MB, and
 //! the answers still queued failed one by one at exit. [`PeerRequestLimit`]
 //! wraps a transport and counts the server's requests from the moment one is
-//! read until its answer is written (or the server cancels it). At
-//! [`MAX_PEER_REQUESTS`]:
+//! read until its answer is written (or the server cancels it). At the
+//! limit (`maxServerRequests`, default 64):
 //! - [`Overflow::Wait`] (stdio) reads nothing more until an answer is
 //!   written: the flood waits in the pipe, the server is slowed down;
 //! - [`Overflow::Drop`] (HTTP, where our answers are POSTed by the same rmcp
@@ -26,9 +26,6 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
-
-/// How many of a server's requests may be open with the client at once.
-pub(crate) const MAX_PEER_REQUESTS: usize = 64;
 
 /// What happens to a server's request over the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,12 +84,8 @@ impl Open {
 }
 
 impl<T> PeerRequestLimit<T> {
-    /// Wraps `inner` with [`MAX_PEER_REQUESTS`].
-    pub(crate) fn new(inner: T, overflow: Overflow) -> Self {
-        Self::with_limit(inner, overflow, MAX_PEER_REQUESTS)
-    }
-
-    fn with_limit(inner: T, overflow: Overflow, limit: usize) -> Self {
+    /// Wraps `inner`: at most `limit` server requests open.
+    pub(crate) fn new(inner: T, overflow: Overflow, limit: usize) -> Self {
         Self {
             inner,
             open: Arc::new(Open {
@@ -241,7 +234,7 @@ mod tests {
     #[tokio::test]
     async fn a_flood_waits_at_the_limit_and_goes_on_as_answers_are_written() {
         let (inner, delivered, gate) = flood(usize::MAX);
-        let mut t = PeerRequestLimit::with_limit(inner, Overflow::Wait, 4);
+        let mut t = PeerRequestLimit::new(inner, Overflow::Wait, 4);
         let mut answers = Vec::new();
         for i in 1..=4 {
             assert!(t.receive().await.is_some());
@@ -262,7 +255,7 @@ mod tests {
     #[tokio::test]
     async fn with_drop_the_excess_is_left_unanswered() {
         let (inner, delivered, _gate) = flood(10);
-        let mut t = PeerRequestLimit::with_limit(inner, Overflow::Drop, 4);
+        let mut t = PeerRequestLimit::new(inner, Overflow::Drop, 4);
         for _ in 0..4 {
             assert!(t.receive().await.is_some());
         }
@@ -274,7 +267,7 @@ mod tests {
     #[tokio::test]
     async fn a_cancelled_request_frees_its_slot() {
         let (inner, _delivered, _gate) = flood(usize::MAX);
-        let t = PeerRequestLimit::with_limit(inner, Overflow::Wait, 1);
+        let t = PeerRequestLimit::new(inner, Overflow::Wait, 1);
         assert!(t.open.take(&RequestId::Number(1)));
         assert!(!t.open.take(&RequestId::Number(2)));
         t.open.release(&RequestId::Number(1));

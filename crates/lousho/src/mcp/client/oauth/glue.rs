@@ -3,7 +3,7 @@
 //! connections; the connection turns a [`LinkError`] into an `McpError`.
 
 use super::link::{LinkError, OAuthLink, challenge_of};
-use crate::mcp::client::config::HttpTransport;
+use crate::mcp::client::config::{HttpTransport, McpServer};
 use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
 use crate::mcp::client::replies::Replies;
@@ -22,15 +22,17 @@ pub(crate) type Served = Result<
 pub(crate) async fn serve_oauth(
     link: &OAuthLink,
     config: &HttpTransport,
+    entry: &McpServer,
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
-    timeout: Duration,
 ) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
+    let timeout = entry.startup_timeout;
     link.reset_attempts();
     loop {
         let client = link.client().await?;
         let (transport, standalone, replies) =
-            http::auth_transport(config, client).map_err(LinkError::Setup)?;
+            http::auth_transport(config, client, entry.max_server_requests)
+                .map_err(LinkError::Setup)?;
         let served = tokio::time::timeout(
             timeout,
             handler

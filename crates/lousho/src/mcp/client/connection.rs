@@ -16,7 +16,7 @@ use super::pinning::PinCheck;
 use super::process::{SpawnError, StdioProcess};
 use super::replies::Replies;
 use super::stdio_transport::ChildTransport;
-use super::stdout_watch::{StdoutNoise, WatchedStdout};
+use super::stdout_watch::StdoutNoise;
 use super::tool::{Listing, McpTool, RemoteTool};
 use super::warnings;
 use crate::policy::{PinState, ServerPins, ToolDrift};
@@ -394,10 +394,11 @@ impl Connection {
                 let replies = Replies::default();
                 let transport = PeerRequestLimit::new(
                     ChildTransport::new(
-                        WatchedStdout::new(stdout, noise.clone(), MAX_STDIO_MESSAGE),
+                        stdout,
                         stdin,
                         MAX_STDIO_MESSAGE,
                         replies.clone(),
+                        noise.clone(),
                     ),
                     Overflow::Wait,
                     self.entry.max_server_requests,

@@ -4,13 +4,14 @@
 //! (the call then waits its whole timeout). A reply to a request in flight
 //! that does not parse becomes an error for that request ([`Replies`]);
 //! other lines that are not MCP messages are skipped (logged at debug; the
-//! stdout watcher reports banners). Lines over the limit are dropped (the
-//! watcher fails the call waiting for one).
+//! first non-JSON one is kept for error messages, [`StdoutNoise`]). Lines
+//! over the limit are dropped and counted (the call waiting for one fails).
 //!
 //! `close` ends a write the server does not read: it never waits on a full
 //! pipe.
 
 use super::replies::{Replies, request_id};
+use super::stdout_watch::StdoutNoise;
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -35,6 +36,7 @@ pub(crate) struct ChildTransport<R, W> {
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     closed: CancellationToken,
     replies: Replies,
+    noise: StdoutNoise,
 }
 
 enum Read {
@@ -45,8 +47,15 @@ enum Read {
 }
 
 impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
-    /// Reads from `read` (the server's stdout), writes to `write` (its stdin).
-    pub(crate) fn new(read: R, write: W, max_line_bytes: usize, replies: Replies) -> Self {
+    /// Reads from `read` (the server's stdout), writes to `write` (its
+    /// stdin); reports invalid replies to `replies`, other lines to `noise`.
+    pub(crate) fn new(
+        read: R,
+        write: W,
+        max_line_bytes: usize,
+        replies: Replies,
+        noise: StdoutNoise,
+    ) -> Self {
         Self {
             read: BufReader::with_capacity(64 * 1024, read),
             line: Vec::new(),
@@ -55,6 +64,7 @@ impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             closed: CancellationToken::new(),
             replies,
+            noise,
         }
     }
 
@@ -111,6 +121,7 @@ impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
             Err(e) => {
                 let answer = self.replies.invalid(line, &e);
                 if answer.is_none() {
+                    self.noise.record_line(line);
                     tracing::debug!(error = %e, bytes = line.len(), "skipping a line from the MCP server that is not an MCP message");
                 }
                 answer
@@ -164,6 +175,7 @@ where
             match self.read_line().await {
                 Read::Line => {}
                 Read::Oversized => {
+                    self.noise.record_oversize();
                     tracing::debug!(
                         max_line_bytes = self.max_line_bytes,
                         "dropped a message from the MCP server over the size limit"
@@ -216,7 +228,14 @@ mod tests {
     async fn an_unreadable_reply_to_a_call_becomes_its_error() {
         let server_out: &[u8] = b"not json\n{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":\"boom\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"boom\"}\n";
         let replies = Replies::default();
-        let mut t = ChildTransport::new(server_out, tokio::io::sink(), 1024, replies.clone());
+        let noise = StdoutNoise::default();
+        let mut t = ChildTransport::new(
+            server_out,
+            tokio::io::sink(),
+            1024,
+            replies.clone(),
+            noise.clone(),
+        );
         t.send(call(1)).await.expect("sent");
         // Id 2 was never asked: skipped like the stray line.
         match t.receive().await {
@@ -225,13 +244,20 @@ mod tests {
         }
         assert!(replies.take_invalid(&RequestId::Number(1)).is_some());
         assert!(t.receive().await.is_none());
+        assert_eq!(noise.first_line().as_deref(), Some("not json"));
     }
 
     #[tokio::test]
     async fn close_ends_a_write_the_server_does_not_read() {
         let (ours, _theirs) = tokio::io::duplex(16);
         let (_r, w) = tokio::io::split(ours);
-        let mut t = ChildTransport::new(tokio::io::empty(), w, 1024, Replies::default());
+        let mut t = ChildTransport::new(
+            tokio::io::empty(),
+            w,
+            1024,
+            Replies::default(),
+            StdoutNoise::default(),
+        );
         let stuck = tokio::spawn(t.send(call(1)));
         tokio::task::yield_now().await;
         t.close().await.expect("closed");

@@ -7,8 +7,8 @@
 use super::config::{HttpTransport, McpServer, McpTransport};
 use super::handler::Handler;
 use super::http;
+use super::replies::Replies;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
-use std::time::Duration;
 
 /// The outcome of a handshake attempt (as the plain HTTP path has it).
 pub(crate) type Served = Result<
@@ -45,10 +45,10 @@ impl OAuthLink {
 pub(crate) async fn serve_oauth(
     _link: &OAuthLink,
     _config: &HttpTransport,
+    _entry: &McpServer,
     _handler: &Handler,
     _lifecycle: ClientLifecycleMode,
-    _timeout: Duration,
-) -> Result<(Served, http::StandaloneStream), LinkError> {
+) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
     Err(LinkError::MissingFeature)
 }
 

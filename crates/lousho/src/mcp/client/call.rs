@@ -184,7 +184,7 @@ pub(crate) async fn call_on(
     replies: Option<&Replies>,
 ) -> Result<ToolOutput, CallFailure> {
     let span = spans::mcp_client_call(tool);
-    let result = send_call(peer, tool, arguments, timeout, ctx, noise, &span)
+    let result = send_call(peer, tool, arguments, timeout, ctx, noise, replies, &span)
         .instrument(span.clone())
         .await;
     if !span.is_disabled() {
@@ -202,6 +202,9 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
         Ok(_) => {}
         Err(CallFailure::Cancelled) => spans::record_error(span, "cancelled", &"cancelled"),
         Err(CallFailure::Oversize) => spans::record_error(span, "oversize", &OVERSIZE_MESSAGE),
+        Err(CallFailure::InvalidResponse(reason)) => {
+            spans::record_error(span, "invalid_response", reason);
+        }
         Err(CallFailure::Service(e)) => {
             let code;
             let kind = match e {
@@ -227,6 +230,7 @@ async fn send_call(
     timeout: Duration,
     ctx: &ToolContext,
     noise: Option<&StdoutNoise>,
+    replies: Option<&Replies>,
     span: &Span,
 ) -> Result<ToolOutput, CallFailure> {
     if ctx.cancel.is_cancelled() {

@@ -1,5 +1,6 @@
 mod fixture;
 mod mcp_agent_options;
+mod mcp_catalog;
 mod mcp_config;
 mod mcp_elicitation;
 mod mcp_errors;

@@ -148,6 +148,20 @@ impl AgentBuilder {
         self
     }
 
+    /// Keeps the agent's MCP servers' tool manifests in `store`: a server
+    /// with a fresh manifest is not started at `ready()` or the first run;
+    /// the model is offered its tools from the manifest and the server
+    /// connects when one of them is first called (see
+    /// [`catalog`](crate::mcp::client::catalog)). Without a store (the
+    /// default) servers connect on `ready()` or the first run and nothing is
+    /// written. Same as [`ConnectOptions::manifests`](crate::mcp::ConnectOptions::manifests);
+    /// a later [`mcp_options`](Self::mcp_options) replaces it.
+    #[cfg(feature = "mcp-client")]
+    pub fn manifests(mut self, store: Arc<dyn crate::mcp::client::ManifestStore>) -> Self {
+        self.mcp_options.manifests = Some(store);
+        self
+    }
+
     /// The most model turns one run may take (default 20).
     pub fn max_turns(mut self, max_turns: usize) -> Self {
         self.max_turns = Some(max_turns);

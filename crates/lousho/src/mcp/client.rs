@@ -2,6 +2,7 @@
 //! re-exported).
 
 mod call;
+pub mod catalog;
 pub(crate) mod config;
 mod connect;
 mod connection;
@@ -31,6 +32,9 @@ mod stdout_watch;
 mod tool;
 mod warnings;
 
+pub use catalog::{
+    DiskManifestStore, ManifestStore, ManifestStoreError, MemoryManifestStore, ToolManifest,
+};
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
     HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant, OAuthSettings,

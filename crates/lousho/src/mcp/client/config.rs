@@ -18,7 +18,7 @@
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
 //! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `maxServerRequests`, `stderr`
-//! (`inherit` | `capture`) and `oauth`.
+//! (`inherit` | `capture`), `oauth` and `preload`.
 
 use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
@@ -95,6 +95,9 @@ pub struct McpServer {
     pub max_server_requests: usize,
     /// OAuth sign-in settings (HTTP only; handled by the OAuth support).
     pub oauth: Option<OAuthSettings>,
+    /// Connect at `ready()` even when a fresh tool manifest is recorded
+    /// (with a [`ManifestStore`](super::ManifestStore); default false).
+    pub preload: bool,
 }
 
 /// Where a server is and how to reach it.
@@ -224,6 +227,7 @@ impl McpServer {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             max_server_requests: DEFAULT_MAX_SERVER_REQUESTS,
             oauth: None,
+            preload: false,
         }
     }
 
@@ -365,6 +369,13 @@ impl McpServer {
     /// down); an HTTP client leaves the excess unanswered.
     pub fn max_server_requests(mut self, limit: usize) -> Self {
         self.max_server_requests = limit.max(1);
+        self
+    }
+
+    /// Connects at `ready()` even when the catalog has a fresh manifest of
+    /// this server (see [`ManifestStore`](super::ManifestStore)).
+    pub fn preload(mut self, preload: bool) -> Self {
+        self.preload = preload;
         self
     }
 
@@ -559,6 +570,11 @@ pub(crate) struct RawEntry {
     /// http: OAuth sign-in settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     oauth: Option<OAuthSettings>,
+    /// Connect when the agent gets ready even when a fresh tool manifest is
+    /// cached (default false: such a server connects when one of its tools
+    /// is first called).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    preload: bool,
 }
 
 // `type:` of an entry. Read by hand so the old `sse` transport gets its own
@@ -696,6 +712,7 @@ impl TryFrom<RawEntry> for McpServer {
             Some(n) => server.max_server_requests = n,
             None => {}
         }
+        server.preload = raw.preload;
         Ok(server)
     }
 }
@@ -720,6 +737,7 @@ impl From<McpServer> for RawEntry {
             max_server_requests: (s.max_server_requests != DEFAULT_MAX_SERVER_REQUESTS)
                 .then_some(s.max_server_requests),
             oauth: s.oauth,
+            preload: s.preload,
             ..RawEntry::default()
         };
         match s.transport {
@@ -761,6 +779,7 @@ impl fmt::Debug for McpServer {
             .field("call_timeout", &self.call_timeout)
             .field("max_server_requests", &self.max_server_requests)
             .field("oauth", &self.oauth.is_some())
+            .field("preload", &self.preload)
             .finish()
     }
 }

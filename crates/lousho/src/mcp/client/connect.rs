@@ -1,10 +1,12 @@
 //! `connect_mcp`: connect several servers up front and share their tools.
 
+use super::catalog::{CatalogLink, DEFAULT_MAX_AGE, ManifestStore};
 use super::config::McpServer;
 use super::connection::{Connection, ServerStatus};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
-use super::naming::{ToolNames, ToolNaming};
+use super::identity::ServerIdentity;
+use super::naming::{ToolNames, ToolNaming, qualified_name};
 use super::oauth::OAuthLink;
 #[cfg(feature = "oauth")]
 use super::oauth::{Authorizer, TokenStore};
@@ -15,6 +17,7 @@ use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What [`connect_mcp`] does when a server cannot connect.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -58,6 +61,13 @@ pub struct ConnectOptions {
     /// own [`McpServer::pins`] win. With pins, a server's `pin` mode
     /// defaults to `warn`; a server missing from them has all its tools `new`.
     pub pins: Option<Arc<Pins>>,
+    /// Where tool manifests are kept. With a store, every listing is
+    /// recorded, and a server with a fresh manifest is not connected until
+    /// one of its tools is called (status `Cataloged`). Without one (the
+    /// default) nothing is written and servers connect on `ready()`.
+    pub manifests: Option<Arc<dyn ManifestStore>>,
+    /// How old a manifest may be and still be used ([`DEFAULT_MAX_AGE`], 7 days).
+    pub manifest_max_age: Duration,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -71,6 +81,8 @@ impl fmt::Debug for ConnectOptions {
             .field("authorizer", &self.authorizer);
         s.field("elicitation", &self.elicitation.is_some())
             .field("pins", &self.pins.as_ref().map(|p| p.servers.len()))
+            .field("manifests", &self.manifests.is_some())
+            .field("manifest_max_age", &self.manifest_max_age)
             .finish()
     }
 }
@@ -87,6 +99,8 @@ impl Default for ConnectOptions {
             authorizer: None,
             elicitation: None,
             pins: None,
+            manifests: None,
+            manifest_max_age: DEFAULT_MAX_AGE,
         }
     }
 }
@@ -143,6 +157,28 @@ impl ConnectOptions {
         self.elicitation = Some(Arc::new(handler));
         self
     }
+
+    /// Keeps tool manifests in `store` and connects a server with a fresh
+    /// one only when one of its tools is first called (see
+    /// [`catalog`](super::catalog)).
+    ///
+    /// ```
+    /// use lousho::mcp::ConnectOptions;
+    /// use lousho::mcp::client::DiskManifestStore;
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let options = ConnectOptions::new().manifests(std::sync::Arc::new(DiskManifestStore::from_env()?));
+    /// # let _ = options; Ok(()) }
+    /// ```
+    pub fn manifests(mut self, store: Arc<dyn ManifestStore>) -> Self {
+        self.manifests = Some(store);
+        self
+    }
+
+    /// Sets how old a manifest may be and still be used.
+    pub fn manifest_max_age(mut self, max_age: Duration) -> Self {
+        self.manifest_max_age = max_age;
+        self
+    }
 }
 
 /// Connected MCP servers and their tools. Cheap to clone; one handle can feed
@@ -173,7 +209,10 @@ impl fmt::Debug for McpClient {
     }
 }
 
-/// Connects every server (in parallel) and lists its tools before it returns.
+/// Connects every server (in parallel) and lists its tools before it returns
+/// — except, with a [manifest store](ConnectOptions::manifests), the servers
+/// whose fresh manifest gives their tools: those are `Cataloged` and connect
+/// when one of their tools is first called.
 ///
 /// The product page's `logger` option is a `tracing` subscriber here: the
 /// skipped-server and skipped-tool warnings are `WARN` events with the target
@@ -214,7 +253,7 @@ where
         });
     }
     let conns: Vec<Arc<Connection>> = client.inner.servers.values().cloned().collect();
-    let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
+    let results = futures::future::join_all(conns.iter().map(|c| c.ready())).await;
     let mut failed = Vec::new();
     for (conn, result) in conns.iter().zip(results) {
         match result {
@@ -283,6 +322,13 @@ impl McpClient {
                 );
                 #[cfg(not(feature = "oauth"))]
                 let oauth = OAuthLink::for_entry(&entry);
+                let catalog = options.manifests.as_ref().map(|store| {
+                    CatalogLink::new(
+                        store.clone(),
+                        ServerIdentity::of(&entry),
+                        options.manifest_max_age,
+                    )
+                });
                 let conn = Connection::new(
                     name.clone(),
                     entry,
@@ -290,6 +336,7 @@ impl McpClient {
                     options.lazy,
                     oauth,
                     options.elicitation.clone(),
+                    catalog,
                 );
                 (name, conn)
             })
@@ -385,6 +432,49 @@ impl McpClient {
         self.inner.servers.keys().map(String::as_str)
     }
 
+    /// When the listing `server`'s tools come from was fetched, when it is a
+    /// recorded one (with a manifest store): for a `Cataloged` server the
+    /// manifest's age, for a connected one its last recorded listing.
+    pub fn listed_at(&self, server: &str) -> Result<Option<std::time::SystemTime>, McpError> {
+        Ok(self.connection(server)?.listed_at())
+    }
+
+    /// The servers that may own the tool `name`, best first: the server
+    /// whose current tools (live or from its manifest) include it; else the
+    /// servers whose naming prefix (`<server>__`) the name starts with. Empty
+    /// when no server fits (connect the others to find out).
+    pub fn servers_for_tool(&self, name: &str) -> Vec<String> {
+        for (server, conn) in &self.inner.servers {
+            if conn.tools().iter().any(|t| t.spec().name == name) {
+                return vec![server.clone()];
+            }
+        }
+        self.inner
+            .servers
+            .keys()
+            .filter(|server| {
+                let probe = qualified_name(self.inner.options.naming, server, "x");
+                let prefix = probe.strip_suffix('x').unwrap_or(&probe);
+                name.starts_with(prefix)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Connects one server (unless connected), even a `Cataloged` one.
+    pub async fn connect_server(&self, server: &str) -> Result<(), McpError> {
+        self.connection(server)?.connect().await.map(|_| ())
+    }
+
+    /// Connects what a run needs now: every server that is not connected,
+    /// except the `Cataloged` ones (they connect on their first call).
+    /// Failures are handled as by [`connect_all`](Self::connect_all).
+    pub async fn connect_needed(&self) -> Result<(), McpError> {
+        let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
+        let results = futures::future::join_all(conns.iter().map(|c| c.ready())).await;
+        self.settle(&conns, results)
+    }
+
     /// How many times `server` was (re)connected or tried; for diagnostics.
     pub fn connect_attempts(&self, server: &str) -> Result<u64, McpError> {
         Ok(self.connection(server)?.attempts())
@@ -399,14 +489,30 @@ impl McpClient {
             })
     }
 
-    /// Connects every server that is not connected, in parallel; the first
+    /// Connects every server that is not connected (`Cataloged` ones
+    /// too, which refreshes their manifests), in parallel; the first
     /// failure (in name order) is returned after all attempts finished.
     /// With [`OnError::Skip`] a server that cannot connect is left out
     /// instead (a `tracing` warning; its status says `Failed`), and the
     /// next `connect_all` (an agent's next run) tries it again.
     pub async fn connect_all(&self) -> Result<(), McpError> {
         let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
-        let results = futures::future::join_all(conns.iter().map(|c| c.connect())).await;
+        let results = futures::future::join_all(
+            conns
+                .iter()
+                .map(|c| async { c.connect().await.map(|_| ()) }),
+        )
+        .await;
+        self.settle(&conns, results)
+    }
+
+    /// The outcome of connecting `conns`: `NeedsAuth` is no failure, a
+    /// failure is a warning with [`OnError::Skip`], else the first is returned.
+    fn settle(
+        &self,
+        conns: &[&Arc<Connection>],
+        results: Vec<Result<(), McpError>>,
+    ) -> Result<(), McpError> {
         for (conn, r) in conns.iter().zip(results) {
             match r {
                 // Not signed in: no tools from that server; the rest keeps working.
@@ -446,22 +552,12 @@ impl ToolSource for McpClient {
         "mcp"
     }
 
-    /// Connects what is not connected; without `lazy`, a server that was
-    /// closed or dropped stays down (its tools' calls fail).
+    /// Connects what is not connected (but a `Cataloged` server); without
+    /// `lazy`, a server that was closed or dropped stays down (its tools'
+    /// calls fail).
     async fn ready(&self) -> Result<(), ToolSourceError> {
-        let conns: Vec<&Arc<Connection>> = self.inner.servers.values().collect();
-        let results = futures::future::join_all(conns.iter().map(|c| c.ready())).await;
-        for (conn, r) in conns.iter().zip(results) {
-            match r {
-                // Not signed in: no tools from that server; the rest keeps working.
-                Err(McpError::NeedsAuth { .. }) | Ok(_) => {}
-                Err(e) if self.inner.options.on_error == OnError::Skip => {
-                    warnings::skipped_server(conn.name(), &e);
-                }
-                Err(e) => return Err(ToolSourceError::new("mcp", e)),
-            }
-        }
-        self.check_names()
+        self.connect_needed()
+            .await
             .map_err(|e| ToolSourceError::new("mcp", e))
     }
 

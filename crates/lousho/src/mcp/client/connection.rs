@@ -2,6 +2,7 @@
 //! → connected → (closed | dropped | failed) → connecting again on demand.
 
 use super::call::{CallTarget, ManagedCalls};
+use super::catalog::CatalogLink;
 use super::config::{McpServer, McpTransport};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
@@ -27,7 +28,7 @@ use rmcp::ClientServiceExt;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 mod tool_calls;
 
@@ -47,6 +48,10 @@ pub enum ServerStatus {
     Failed(String),
     /// An OAuth server the app is not signed in to.
     NeedsAuth,
+    /// Not connected; its tools are known from a fresh tool manifest (see
+    /// [`ManifestStore`](super::ManifestStore)). It connects when one of
+    /// them is first called.
+    Cataloged,
 }
 
 type ConnectFuture = Shared<BoxFuture<'static, Result<Arc<Live>, McpError>>>;
@@ -57,6 +62,8 @@ enum State {
     Connected(Arc<Live>),
     Failed(String),
     NeedsAuth,
+    /// Tools from the manifest; connects on the first call.
+    Cataloged,
 }
 
 struct Slot {
@@ -67,6 +74,9 @@ struct Slot {
     /// Closed by the user (for `lazy: false`).
     closed: bool,
     ever_connected: bool,
+    /// When the listing the tools come from was fetched (a manifest's, or
+    /// the last live one recorded in the catalog).
+    listed_at: Option<SystemTime>,
 }
 
 /// Counts connect attempts (spawns/handshakes) for tests and status.
@@ -93,6 +103,8 @@ pub(crate) struct Connection {
     listed: std::sync::atomic::AtomicBool,
     /// The drift found by the last listing.
     drift: RwLock<Vec<ToolDrift>>,
+    /// Where the server's tool manifest is kept (with a store).
+    catalog: Option<CatalogLink>,
 }
 
 impl Connection {
@@ -103,10 +115,11 @@ impl Connection {
         lazy: bool,
         oauth: Option<OAuthLink>,
         elicitation: Option<Arc<dyn ElicitationHandler>>,
+        catalog: Option<CatalogLink>,
     ) -> Arc<Self> {
         let identity = ServerIdentity::of(&entry).digest();
         let pin_check = PinCheck::new(entry.pin, entry.pins.as_ref());
-        Arc::new_cyclic(|this| Self {
+        let conn = Arc::new_cyclic(|this| Self {
             identity,
             pin_check,
             listed: std::sync::atomic::AtomicBool::new(false),
@@ -120,13 +133,63 @@ impl Connection {
                 generation: 0,
                 closed: false,
                 ever_connected: false,
+                listed_at: None,
             }),
             tools: RwLock::new(Arc::from(Vec::new())),
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
             oauth,
             elicitation,
-        })
+            catalog,
+        });
+        conn.load_manifest();
+        conn
+    }
+
+    /// With a fresh manifest (and no `preload`), the tools come from it and
+    /// the server waits for the first call (`Cataloged`).
+    fn load_manifest(&self) {
+        let Some(catalog) = &self.catalog else { return };
+        if self.entry.preload {
+            return;
+        }
+        let Some((manifest, tools)) = catalog.fresh(&self.name) else {
+            return;
+        };
+        match self.build_tools(&tools) {
+            Ok(tools) => {
+                self.set_tools(tools);
+                let mut slot = self.lock();
+                slot.state = State::Cataloged;
+                slot.listed_at = Some(manifest.fetched_at());
+            }
+            Err(e) => {
+                tracing::debug!(server = %self.name, error = %e, "not using the tool manifest")
+            }
+        }
+    }
+
+    /// When the listing the tools come from was fetched, while it is a
+    /// recorded one (`Cataloged`, or connected with a store).
+    pub(crate) fn listed_at(&self) -> Option<SystemTime> {
+        self.lock().listed_at
+    }
+
+    /// Records a listing in the catalog (with a store).
+    fn record(&self, info: Option<&rmcp::model::ServerPeerInfo>, tools: &[rmcp::model::Tool]) {
+        if let Some(catalog) = &self.catalog {
+            let manifest = catalog.record(&self.name, info, tools);
+            self.lock().listed_at = Some(manifest.fetched_at());
+        }
+    }
+
+    /// Whether the server's current listing has the tool `bare_name`.
+    pub(crate) fn lists(&self, bare_name: &str) -> bool {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|t| t.bare_name() == bare_name)
     }
 
     /// An `oauth` entry without a token store.
@@ -203,6 +266,7 @@ impl Connection {
             },
             State::Failed(reason) => ServerStatus::Failed(reason.clone()),
             State::NeedsAuth => ServerStatus::NeedsAuth,
+            State::Cataloged => ServerStatus::Cataloged,
         }
     }
 
@@ -303,9 +367,13 @@ impl Connection {
     /// unless connected — except that without `lazy` a server that was
     /// closed or whose connection dropped stays down, so its tools' calls
     /// fail as they do for tools passed by value.
+    /// A `Cataloged` server stays as it is (it connects on its first call).
     pub(crate) async fn ready(&self) -> Result<(), McpError> {
-        if self.stays_down(&self.lock()).is_some() {
-            return Ok(());
+        {
+            let slot = self.lock();
+            if self.stays_down(&slot).is_some() || matches!(slot.state, State::Cataloged) {
+                return Ok(());
+            }
         }
         self.connect().await.map(|_| ())
     }
@@ -318,18 +386,24 @@ impl Connection {
         }
         match &slot.state {
             State::Connected(live) => live.dead_reason(),
-            State::Idle if slot.closed => Some("closed".to_owned()),
+            State::Idle | State::Cataloged if slot.closed => Some("closed".to_owned()),
             _ => None,
         }
     }
 
-    /// Disconnects and stops the process group. Idempotent.
+    /// Disconnects and stops the process group. Idempotent. With a
+    /// recorded listing the server goes back to `Cataloged`.
     pub(crate) async fn close(&self) {
         let old = {
             let mut slot = self.lock();
             slot.generation += 1;
             slot.closed = true;
-            match std::mem::replace(&mut slot.state, State::Idle) {
+            let next = if slot.listed_at.is_some() {
+                State::Cataloged
+            } else {
+                State::Idle
+            };
+            match std::mem::replace(&mut slot.state, next) {
                 State::Connected(live) => Some(live),
                 _ => None,
             }
@@ -537,6 +611,7 @@ impl Connection {
                 return Err(e);
             }
         }
+        self.record(live.peer().peer_info().as_deref(), &remote);
         self.watch_list_changes(&live).await;
         Ok(live)
     }
@@ -677,6 +752,7 @@ impl Connection {
                         Ok(tools) => {
                             tracing::debug!(server = %conn.name, count = tools.0.len(), "MCP tools changed");
                             conn.set_tools(tools);
+                            conn.record(peer.peer_info().as_deref(), &remote);
                         }
                         Err(e) => tracing::warn!(server = %conn.name, error = %e, "keeping the old tool list"),
                     },

@@ -28,6 +28,14 @@ impl ManagedCalls for Connection {
             Ok(live) => live,
             Err(e) => return Ok(ToolOutput::error(e.to_string())),
         };
+        if !self.lists(tool) {
+            // Offered from a manifest (or an older listing) but gone now;
+            // the model's next request has the current list.
+            return Ok(ToolOutput::error(format!(
+                "MCP server `{}` no longer has the tool `{tool}` (it was in an older listing of its tools); the current tools are offered from the next request on",
+                self.name
+            )));
+        }
         let timeout = self.call_timeout();
         let outcome = call_on(
             live.peer(),

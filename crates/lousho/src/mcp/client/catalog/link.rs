@@ -1,0 +1,74 @@
+//! One connection's tie to the catalog: its identity, the store, the max
+//! age; loads the fresh manifest and records new listings.
+
+use super::manifest::ToolManifest;
+use super::store::ManifestStore;
+use crate::mcp::client::LOG_TARGET;
+use crate::mcp::client::identity::ServerIdentity;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where one server's manifest lives.
+pub(crate) struct CatalogLink {
+    store: Arc<dyn ManifestStore>,
+    identity: ServerIdentity,
+    max_age: Duration,
+}
+
+impl CatalogLink {
+    pub(crate) fn new(
+        store: Arc<dyn ManifestStore>,
+        identity: ServerIdentity,
+        max_age: Duration,
+    ) -> Self {
+        Self {
+            store,
+            identity,
+            max_age,
+        }
+    }
+
+    /// The recorded manifest and its tools when it is fresh and sound; a
+    /// stale one is left alone (debug log), an unsound one ignored with a
+    /// warning.
+    pub(crate) fn fresh(&self, server: &str) -> Option<(ToolManifest, Vec<rmcp::model::Tool>)> {
+        let manifest = self.store.load(&self.identity)?;
+        if manifest.identity != self.identity {
+            return None;
+        }
+        let age = manifest.age();
+        if age > self.max_age {
+            tracing::debug!(server, ?age, "the tool manifest is too old; connecting");
+            return None;
+        }
+        match manifest.checked_tools() {
+            Ok(tools) => Some((manifest, tools)),
+            Err(reason) => {
+                tracing::warn!(
+                    target: LOG_TARGET,
+                    server,
+                    "ignoring the tool manifest of MCP server `{server}`: {reason} (connecting instead)"
+                );
+                None
+            }
+        }
+    }
+
+    /// Records a listing; a failed write is a warning (the run goes on).
+    pub(crate) fn record(
+        &self,
+        server: &str,
+        info: Option<&rmcp::model::ServerPeerInfo>,
+        tools: &[rmcp::model::Tool],
+    ) -> ToolManifest {
+        let manifest = ToolManifest::from_listing(self.identity.clone(), info, tools);
+        if let Err(e) = self.store.save(&self.identity, &manifest) {
+            tracing::warn!(
+                target: LOG_TARGET,
+                server,
+                "could not record the tool manifest of MCP server `{server}`: {e}"
+            );
+        }
+        manifest
+    }
+}

@@ -1,0 +1,128 @@
+//! One server's tool manifest: what its last `tools/list` returned, with
+//! the server's info and a fingerprint per tool.
+
+use crate::mcp::client::ToolFingerprint;
+use crate::mcp::client::identity::ServerIdentity;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The manifest file format this version writes and reads; a file of another
+/// format is ignored (and rewritten on the next listing).
+pub const MANIFEST_FORMAT: u32 = 1;
+
+/// What a server offered when it was last listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolManifest {
+    /// The file format ([`MANIFEST_FORMAT`]).
+    pub format: u32,
+    /// Whose manifest this is.
+    pub identity: ServerIdentity,
+    /// The server's `serverInfo` (name, version, …) as it sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    /// The server's `instructions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// The protocol version the connection negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// When the listing was fetched, in milliseconds since the Unix epoch.
+    pub fetched_at_ms: u64,
+    /// Every tool the server listed (before the entry's tool filter).
+    pub tools: Vec<ManifestTool>,
+}
+
+/// One tool of a manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ManifestTool {
+    /// [`ToolFingerprint::of`] the definition.
+    pub fingerprint: ToolFingerprint,
+    /// The definition as listed: name, title, description, input and output
+    /// schema, annotations, `_meta`.
+    pub definition: Value,
+}
+
+impl ToolManifest {
+    /// A manifest of `tools` (as listed now) for `identity`.
+    pub(crate) fn from_listing(
+        identity: ServerIdentity,
+        info: Option<&rmcp::model::ServerPeerInfo>,
+        tools: &[rmcp::model::Tool],
+    ) -> Self {
+        Self {
+            format: MANIFEST_FORMAT,
+            identity,
+            server_info: info
+                .and_then(|i| i.server_info.as_ref())
+                .and_then(|s| serde_json::to_value(s).ok()),
+            instructions: info.and_then(|i| i.instructions.clone()),
+            protocol_version: info.map(|i| i.protocol_version.to_string()),
+            fetched_at_ms: millis_since_epoch(SystemTime::now()),
+            tools: tools
+                .iter()
+                .filter_map(|t| {
+                    Some(ManifestTool {
+                        fingerprint: ToolFingerprint::of(t),
+                        definition: serde_json::to_value(t).ok()?,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// When the listing was fetched.
+    pub fn fetched_at(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.fetched_at_ms)
+    }
+
+    /// How long ago the listing was fetched (zero for a time in the future).
+    pub fn age(&self) -> Duration {
+        SystemTime::now()
+            .duration_since(self.fetched_at())
+            .unwrap_or_default()
+    }
+
+    /// The names of the listed tools.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools
+            .iter()
+            .filter_map(|t| t.definition.get("name").and_then(Value::as_str))
+    }
+
+    /// The tools as rmcp definitions, when the manifest is sound: every
+    /// definition parses and matches its fingerprint. `Err` says what is
+    /// wrong (the manifest is then not used).
+    pub(crate) fn checked_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        if self.format != MANIFEST_FORMAT {
+            return Err(format!(
+                "format {} (this lousho reads {MANIFEST_FORMAT})",
+                self.format
+            ));
+        }
+        self.tools
+            .iter()
+            .map(|t| {
+                let tool: rmcp::model::Tool = serde_json::from_value(t.definition.clone())
+                    .map_err(|e| format!("a tool definition does not parse: {e}"))?;
+                if ToolFingerprint::of(&tool) != t.fingerprint {
+                    return Err(format!(
+                        "tool `{}` does not match its fingerprint",
+                        tool.name
+                    ));
+                }
+                Ok(tool)
+            })
+            .collect()
+    }
+}
+
+fn millis_since_epoch(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,56 @@
+//! Manifests kept in memory (tests, or one process that builds many agents).
+
+use super::manifest::ToolManifest;
+use super::store::{ManifestStore, ManifestStoreError};
+use crate::mcp::client::identity::ServerIdentity;
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+/// A [`ManifestStore`] in memory; clones share nothing (wrap it in an `Arc`).
+#[derive(Debug, Default)]
+pub struct MemoryManifestStore {
+    manifests: Mutex<HashMap<ServerIdentity, ToolManifest>>,
+}
+
+impl MemoryManifestStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many manifests it holds.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ServerIdentity, ToolManifest>> {
+        self.manifests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl ManifestStore for MemoryManifestStore {
+    fn load(&self, server: &ServerIdentity) -> Option<ToolManifest> {
+        self.lock().get(server).cloned()
+    }
+
+    fn save(
+        &self,
+        server: &ServerIdentity,
+        manifest: &ToolManifest,
+    ) -> Result<(), ManifestStoreError> {
+        self.lock().insert(server.clone(), manifest.clone());
+        Ok(())
+    }
+
+    fn remove(&self, server: &ServerIdentity) -> Result<(), ManifestStoreError> {
+        self.lock().remove(server);
+        Ok(())
+    }
+}

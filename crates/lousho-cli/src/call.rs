@@ -18,6 +18,7 @@ use std::sync::Arc;
 pub async fn run(
     args: CallArgs,
     tokens: Option<&std::path::Path>,
+    catalog: bool,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
@@ -45,6 +46,7 @@ pub async fn run(
         ModelChoice::Model(Arc::new(script)),
         Approvals::Terminal,
         tokens,
+        catalog,
     )?;
     // A signal stops the call (the tool's request is cancelled) and closes
     // the servers like the end of the command does.
@@ -72,23 +74,22 @@ pub async fn run(
     }))
 }
 
-/// Connects the servers and makes the call.
+/// Connects the server that owns the tool (none for a built-in or local
+/// tool) and makes the call. Other servers are never needed: their failures
+/// are warnings, at most.
 async fn call(
     agent: &lousho::Agent,
     mcp: Option<&Servers>,
     spec_path: &std::path::Path,
     tool: &str,
 ) -> anyhow::Result<lousho::Reply> {
-    if let Some(mcp) = mcp
-        && let Err(e) = load::connect(mcp, true).await
-    {
-        // Other servers' failures do not matter when the tool is there (a
-        // built-in, or a tool of a server that is up).
-        let has_tool = agent.tools().is_ok_and(|t| t.get(tool).is_some());
-        if !has_tool || mcp.failed().is_empty() {
-            return Err(e.into());
-        }
-        mcp.do_without_failed();
+    if let Some(mcp) = mcp {
+        let owner = if agent.tool(tool).is_some() {
+            None
+        } else {
+            find_owner(mcp, tool).await?
+        };
+        mcp.use_only(owner);
     }
     let tools = agent.tools()?;
     if tools.get(tool).is_none() {
@@ -103,4 +104,48 @@ async fn call(
         return Err(err.into());
     }
     Ok(agent.send("(lousho call)").await?)
+}
+
+/// The server whose tools include `tool`, connected: the one whose manifest
+/// lists it, else the ones its name's prefix names, else the others (in
+/// parallel). A server that cannot connect is a warning unless it is the
+/// only one that could own the tool.
+#[allow(clippy::print_stderr)]
+async fn find_owner(mcp: &Servers, tool: &str) -> anyhow::Result<Option<String>> {
+    let client = mcp.client();
+    let has = |server: &str| {
+        client
+            .server_tools(server)
+            .is_ok_and(|tools| tools.contains(tool))
+    };
+    let candidates = client.servers_for_tool(tool);
+    let mut first_error = None;
+    for server in &candidates {
+        match client.connect_server(server).await {
+            Ok(()) if has(server) => return Ok(Some(server.clone())),
+            Ok(()) => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        // The server the tool's name points to is down.
+        return Err(e.into());
+    }
+    let others: Vec<String> = client
+        .server_names()
+        .filter(|s| !candidates.iter().any(|c| c == s))
+        .map(str::to_owned)
+        .collect();
+    let results = futures::future::join_all(others.iter().map(|s| client.connect_server(s))).await;
+    let mut owner = None;
+    for (server, result) in others.iter().zip(results) {
+        match result {
+            Ok(()) if owner.is_none() && has(server) => owner = Some(server.clone()),
+            Ok(()) => {}
+            Err(e) => eprintln!("warning: MCP server `{server}` could not connect: {e}"),
+        }
+    }
+    Ok(owner)
 }

@@ -16,6 +16,9 @@ Exit codes:
 Logs go to stderr: -v / -vv, else LOUSHO_LOG, else RUST_LOG (e.g. LOUSHO_LOG=debug);
 colours only on a terminal and without NO_COLOR.
 Traces: --trace, OTEL_EXPORTER_OTLP_ENDPOINT or a spec's telemetry.endpoint (docs/observability.md).
+Tool manifests (the catalog): $LOUSHO_CACHE_DIR/manifests, else the user's cache
+directory (~/.cache/lousho/manifests); --no-catalog turns them off, `lousho tools
+--refresh` rebuilds them.
 Spec files: docs/cli.md and schemas/agent-spec.schema.json.";
 
 /// Run AI agents from spec files, and serve them over MCP.
@@ -53,6 +56,13 @@ pub struct Cli {
         hide_env_values = true
     )]
     pub store: Option<String>,
+    /// Do not use or write tool manifests: connect every MCP server when the
+    /// agent gets ready, as the library does without a store. By default a
+    /// server whose tools are in a fresh manifest (under $LOUSHO_CACHE_DIR,
+    /// else the user's cache directory) starts only when one of its tools is
+    /// called.
+    #[arg(long, global = true)]
+    pub no_catalog: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -104,14 +114,20 @@ The provider's base URL and sampling settings come from the spec:
 Examples:
   lousho tools agent.yaml
   lousho tools agent.yaml --json | jq '.tools[] | select(.decision == \"ask\")'
+  lousho tools agent.yaml --refresh          # connect every server, rebuild the manifests
 
 --json prints one object (a stable format for scripts):
   {\"tools\": [{\"name\", \"origin\": \"local\"|\"builtin\"|\"mcp\", \"server\" (MCP tools),
+              \"source\": \"live\"|\"catalog\" (MCP tools), \"manifestAgeSecs\" (catalog),
               \"decision\": \"run\"|\"ask\"|\"deny\",
               \"reason\", \"annotations\",
               \"fingerprint\" (MCP tools), \"pin\": \"pinned\"|\"new\"|\"changed\"|\"removed\"|null,
               \"drift\": [what changed]}],
-   \"servers\": {\"<name>\": {\"status\": \"connected\"|\"failed\"|\"needs-auth\"|\"idle\", \"error\"}}}")]
+   \"servers\": {\"<name>\": {\"status\": \"connected\"|\"cataloged\"|\"failed\"|\"needs-auth\"|\"idle\",
+                            \"error\", \"manifestAgeSecs\"}}}
+
+Servers with a fresh manifest are not started (status cataloged): their tools
+are listed from it.")]
     Tools(ToolsArgs),
     /// Call one tool through the agent's permission and approval checks; print its result.
     #[command(after_help = "\
@@ -121,7 +137,9 @@ Examples:
   lousho call agent.yaml files__list_dir '{\"path\": \".\"}'
 
 The result's text goes to stdout. Exit code 1 when the tool returned an error
-or the call was denied.")]
+or the call was denied. Only the server that owns the tool is connected (known
+from its manifest, else the server named by the tool's prefix, else the others
+are tried); a built-in or local tool connects no server.")]
     Call(CallArgs),
     /// Go on with a run that paused for approval (see `lousho run`).
     #[command(after_help = "\
@@ -378,6 +396,10 @@ pub struct ToolsArgs {
     /// Print one JSON object (stable format).
     #[arg(long)]
     pub json: bool,
+    /// Connect every server (also those with a fresh manifest) and record
+    /// their manifests anew.
+    #[arg(long)]
+    pub refresh: bool,
 }
 
 /// `lousho call`.

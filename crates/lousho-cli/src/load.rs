@@ -6,6 +6,7 @@ use crate::approve;
 use crate::progress::Spinner;
 use crate::servers::Servers;
 use lousho::Agent;
+use lousho::mcp::client::DiskManifestStore;
 use lousho::mcp::{McpClient, McpError, ServerStatus};
 use lousho::model::ModelError;
 use lousho::spec::{AgentSpec, SpecLoader};
@@ -108,11 +109,15 @@ fn host_config(path: &Path) -> Option<String> {
 
 /// Builds the agent; its MCP servers go through one [`McpClient`] (in
 /// [`Servers`]) the caller can connect (with progress) and ask for status.
+/// With `catalog`, tool manifests are kept on disk
+/// ([`DiskManifestStore::from_env`]) and servers with a fresh one start only
+/// when one of their tools is called.
 pub fn build(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
     approvals: Approvals,
     tokens: Option<&Path>,
+    catalog: bool,
 ) -> anyhow::Result<(Agent, Option<Servers>)> {
     let mut builder = spec.agent_builder_without_mcp()?;
     builder = match model {
@@ -135,6 +140,12 @@ pub fn build(
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
         options = options.tokens(store);
     }
+    if catalog && !spec.mcp_servers.is_empty() {
+        match DiskManifestStore::from_env() {
+            Ok(store) => options = options.manifests(Arc::new(store)),
+            Err(e) => tracing::warn!("not using tool manifests: {e}"),
+        }
+    }
     let mut servers = spec.mcp_servers.clone();
     crate::logging::keep_from_children(&mut servers);
     let mcp = (!servers.is_empty()).then(|| Servers::new(McpClient::new(servers, options)));
@@ -153,21 +164,33 @@ pub fn build(
     Ok((agent, mcp))
 }
 
-/// Connects every server, with a spinner (or a plain line when stderr is not
-/// a terminal), then one status line per server on stderr.
+/// Connects the servers a run needs now (all of them with `refresh`; else
+/// those without a fresh manifest), with a spinner (or a plain line when
+/// stderr is not a terminal), then one status line per server on stderr.
 #[allow(clippy::print_stderr)]
-pub async fn connect(servers: &Servers, show: bool) -> Result<(), McpError> {
+pub async fn connect(servers: &Servers, show: bool, refresh: bool) -> Result<(), McpError> {
     let mcp = servers.client();
-    let names: Vec<String> = mcp.server_names().map(str::to_owned).collect();
-    let spinner =
-        show.then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));
-    let result = mcp.connect_all().await;
+    let status = mcp.status();
+    let names: Vec<&str> = mcp
+        .server_names()
+        .filter(|n| refresh || status.get(*n) != Some(&ServerStatus::Cataloged))
+        .collect();
+    let spinner = (show && !names.is_empty())
+        .then(|| Spinner::start(format!("connecting MCP servers: {}", names.join(", "))));
+    let result = if refresh {
+        mcp.connect_all().await
+    } else {
+        mcp.connect_needed().await
+    };
     drop(spinner);
     if show {
         for (name, status) in mcp.status() {
             let tools = mcp.server_tools(&name).map(|t| t.len()).unwrap_or(0);
             match status {
                 ServerStatus::Connected => eprintln!("mcp: {name} connected ({tools} tools)"),
+                ServerStatus::Cataloged => {
+                    eprintln!("mcp: {name} cataloged ({tools} tools; starts when one is called)")
+                }
                 ServerStatus::Failed(e) => eprintln!("mcp: {name} failed: {e}"),
                 ServerStatus::NeedsAuth => eprintln!("mcp: {name} needs sign-in"),
                 _ => eprintln!("mcp: {name} idle"),

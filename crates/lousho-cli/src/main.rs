@@ -94,6 +94,7 @@ fn main() -> ExitCode {
     };
     let tokens = cli.tokens;
     let store = cli.store;
+    let catalog = !cli.no_catalog;
     let result = runtime.block_on(async move {
         // First: from here on SIGINT and SIGTERM are events the commands
         // handle (they close their servers), not the default sudden death.
@@ -109,15 +110,15 @@ fn main() -> ExitCode {
                 command: Some(cli::McpCommand::Import(args)),
                 ..
             }) => import::run(args),
-            Command::Mcp(args) => serve::run(args, tokens, &signals).await,
-            Command::Run(args) => run::run(args, store, tokens, &signals).await,
-            Command::Resume(args) => resume::run(args, store, tokens, &signals).await,
+            Command::Mcp(args) => serve::run(args, tokens, catalog, &signals).await,
+            Command::Run(args) => run::run(args, store, tokens, catalog, &signals).await,
+            Command::Resume(args) => resume::run(args, store, tokens, catalog, &signals).await,
             Command::Sessions(command) => tokio::select! {
                 r = sessions::run(command, store) => r,
                 signal = signals.any() => Ok(signal.exit_code()),
             },
-            Command::Tools(args) => tools::run(args, tokens, &signals).await,
-            Command::Call(args) => call::run(args, tokens, &signals).await,
+            Command::Tools(args) => tools::run(args, tokens, catalog, &signals).await,
+            Command::Call(args) => call::run(args, tokens, catalog, &signals).await,
             Command::Pin(args) => pin::run(args, tokens, &signals).await,
             // No servers to close: stop where they are.
             Command::Login(args) => tokio::select! {

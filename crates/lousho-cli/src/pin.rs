@@ -16,7 +16,14 @@ pub async fn run(
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
-    let (agent, mcp) = load::build(&spec, ModelChoice::Named("test"), Approvals::Nobody, tokens)?;
+    // Pins compare live definitions: no manifests.
+    let (agent, mcp) = load::build(
+        &spec,
+        ModelChoice::Named("test"),
+        Approvals::Nobody,
+        tokens,
+        false,
+    )?;
     let Some(mcp) = mcp else {
         return Err(exit::Usage(format!(
             "{}: the spec has no mcpServers, so there is nothing to pin",
@@ -25,7 +32,7 @@ pub async fn run(
         .into());
     };
     let connected = tokio::select! {
-        r = load::connect(&mcp, false) => r,
+        r = load::connect(&mcp, false, true) => r,
         signal = signals.any() => {
             agent.close().await;
             return Ok(signal.exit_code());

@@ -15,6 +15,7 @@ pub async fn run(
     args: ResumeArgs,
     store_flag: Option<&str>,
     tokens: Option<&Path>,
+    catalog: bool,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let store = crate::store::open(store_flag).await?;
@@ -42,7 +43,7 @@ pub async fn run(
     let choice = model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, choice, Approvals::TerminalOrPause, tokens)?;
+    let (agent, mcp) = load::build(&spec, choice, Approvals::TerminalOrPause, tokens, catalog)?;
     let origin = Origin {
         spec: spec_path,
         model,

@@ -20,6 +20,7 @@ pub async fn run(
     args: RunArgs,
     store_flag: Option<&str>,
     tokens: Option<&Path>,
+    catalog: bool,
     signals: &Signals,
 ) -> anyhow::Result<ExitCode> {
     let spec = load::spec(&args.spec)?;
@@ -27,7 +28,7 @@ pub async fn run(
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, model, Approvals::TerminalOrPause, tokens)?;
+    let (agent, mcp) = load::build(&spec, model, Approvals::TerminalOrPause, tokens, catalog)?;
     let one_message = args.message.is_some();
     let json = args.json || args.output == crate::cli::Output::Json;
     if json && !one_message {
@@ -172,7 +173,7 @@ fn shell_word(s: &str) -> String {
 
 /// Connects the servers: those that fail are warnings while at least one is up.
 pub async fn connect(mcp: &Servers) -> anyhow::Result<()> {
-    if let Err(e) = load::connect(mcp, true).await {
+    if let Err(e) = load::connect(mcp, true, false).await {
         if mcp.failed().is_empty() || mcp.all_failed() {
             return Err(e.into());
         }

@@ -38,6 +38,7 @@ fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions 
 pub async fn run(
     args: McpArgs,
     tokens: Option<&std::path::Path>,
+    catalog: bool,
     signals: &crate::signals::Signals,
 ) -> anyhow::Result<ExitCode> {
     let Some(path) = &args.spec else {
@@ -51,7 +52,7 @@ pub async fn run(
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
-    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody, tokens)?;
+    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody, tokens, catalog)?;
     let name = spec.name.clone().unwrap_or_else(|| {
         spec.path
             .file_stem()
@@ -74,10 +75,12 @@ pub async fn run(
         options = options.description(description.clone());
     }
     if !spec.serve.tools.is_empty() {
-        let needs_mcp = spec.serve.tools.iter().any(|t| agent.tool(t).is_none());
+        // Tools known from the servers' manifests need no connect.
+        let known = agent.tools()?;
+        let needs_mcp = spec.serve.tools.iter().any(|t| !known.contains(t));
         if needs_mcp && let Some(mcp) = &mcp {
             tokio::select! {
-                r = load::connect(mcp, false) => r?,
+                r = load::connect(mcp, false, false) => r?,
                 signal = signals.any() => {
                     agent.close().await;
                     return Ok(signal.exit_code());

@@ -31,11 +31,13 @@ impl fmt::Display for ServerDown {
 
 impl std::error::Error for ServerDown {}
 
-/// An [`McpClient`] that skips the servers it was told to do without.
+/// An [`McpClient`] that skips the servers it was told to do without, or
+/// relies on only the servers it was told to use.
 #[derive(Clone)]
 pub struct Servers {
     mcp: McpClient,
     without: Arc<Mutex<BTreeSet<String>>>,
+    only: Arc<Mutex<Option<BTreeSet<String>>>>,
 }
 
 impl Servers {
@@ -44,7 +46,15 @@ impl Servers {
         Self {
             mcp,
             without: Arc::default(),
+            only: Arc::default(),
         }
+    }
+
+    /// Relies on these servers only (`lousho call`): getting ready connects
+    /// none of the others, and their state never fails the run.
+    pub fn use_only(&self, servers: impl IntoIterator<Item = String>) {
+        *self.only.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(servers.into_iter().collect());
     }
 
     /// The client.
@@ -124,11 +134,25 @@ impl ToolSource for Servers {
     }
 
     async fn ready(&self) -> Result<(), ToolSourceError> {
+        let only = self
+            .only
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(only) = only {
+            for server in only {
+                self.mcp
+                    .connect_server(&server)
+                    .await
+                    .map_err(|e| ToolSourceError::new("mcp", e))?;
+            }
+            return Ok(());
+        }
         let skipped = self.skipped();
         if skipped.is_empty() {
             return self
                 .mcp
-                .connect_all()
+                .connect_needed()
                 .await
                 .map_err(|e| ToolSourceError::new("mcp", e));
         }
@@ -137,7 +161,7 @@ impl ToolSource for Servers {
         }
         // A server we rely on dropped: reconnect (the skipped ones are tried
         // again too; their failure stays a warning).
-        let _ = self.mcp.connect_all().await;
+        let _ = self.mcp.connect_needed().await;
         match self.first_down(&skipped) {
             Some(down) => Err(ToolSourceError::new("mcp", down)),
             None => Ok(()),

@@ -3,6 +3,7 @@
 
 use crate::cli::ToolsArgs;
 use crate::load::{self, Approvals, ModelChoice};
+use crate::servers::Servers;
 use lousho::mcp::ServerStatus;
 use lousho::mcp::client::naming::qualified_name;
 use lousho::policy::PinState;
@@ -10,12 +11,14 @@ use lousho::tool::ToolOrigin;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 /// Runs the command. The model is not needed to list tools, so the offline
 /// test model stands in (no API key is needed).
 pub async fn run(
     args: ToolsArgs,
     tokens: Option<&std::path::Path>,
+    catalog: bool,
     signals: &crate::signals::Signals,
 ) -> anyhow::Result<ExitCode> {
     let spec_file = load::spec(&args.spec)?;
@@ -24,24 +27,37 @@ pub async fn run(
         ModelChoice::Named("test"),
         Approvals::Nobody,
         tokens,
+        catalog,
     )?;
     if let Some(mcp) = &mcp {
         // A server that fails is reported in the output, not as an error.
         tokio::select! {
-            _ = load::connect(mcp, !args.json) => {}
+            _ = load::connect(mcp, !args.json, args.refresh) => {}
             signal = signals.any() => {
                 agent.close().await;
                 return Ok(signal.exit_code());
             }
         }
     }
+    let status = mcp.as_ref().map(Servers::status).unwrap_or_default();
+    // A server's manifest age, while its tools come from the manifest.
+    let manifest_age = |server: &str| -> Option<u64> {
+        let mcp = mcp.as_ref()?;
+        let listed = mcp.client().listed_at(server).ok()??;
+        Some(
+            SystemTime::now()
+                .duration_since(listed)
+                .unwrap_or_default()
+                .as_secs(),
+        )
+    };
     let mut tools: Vec<Value> = Vec::new();
     for tool in agent.tools()?.iter() {
         let spec = tool.spec();
         let server = spec.origin.server();
         let decision = agent.tool_decision(&spec.name);
         let pin = spec.pin.as_ref();
-        tools.push(json!({
+        let mut entry = json!({
             "name": spec.name,
             "server": server,
             "origin": origin_kind(&spec.origin),
@@ -51,7 +67,15 @@ pub async fn run(
             "fingerprint": spec.fingerprint,
             "pin": pin.map(|p| p.state.as_str()),
             "drift": pin.map(|p| p.changes.clone()).unwrap_or_default(),
-        }));
+        });
+        if let Some(server) = server {
+            let cataloged = status.get(server) == Some(&ServerStatus::Cataloged);
+            entry["source"] = json!(if cataloged { "catalog" } else { "live" });
+            if cataloged {
+                entry["manifestAgeSecs"] = json!(manifest_age(server));
+            }
+        }
+        tools.push(entry);
     }
     // Pinned tools the servers no longer list.
     if let Some(mcp) = &mcp {
@@ -82,13 +106,18 @@ pub async fn run(
     let mut servers = serde_json::Map::new();
     if let Some(mcp) = &mcp {
         for (name, status) in mcp.status() {
+            let age = manifest_age(&name);
             let (status, error) = match status {
                 ServerStatus::Connected => ("connected", None),
+                ServerStatus::Cataloged => ("cataloged", None),
                 ServerStatus::Failed(e) => ("failed", Some(e)),
                 ServerStatus::NeedsAuth => ("needs-auth", None),
                 _ => ("idle", None),
             };
-            servers.insert(name, json!({ "status": status, "error": error }));
+            servers.insert(
+                name,
+                json!({ "status": status, "error": error, "manifestAgeSecs": age }),
+            );
         }
     }
     agent.close().await;
@@ -139,13 +168,28 @@ pub async fn run(
         writeln!(out, "{:<20} STATUS", "MCP SERVER")?;
         for (name, s) in &servers {
             let status = s["status"].as_str().unwrap_or_default();
-            match s["error"].as_str() {
-                Some(e) => writeln!(out, "{name:<20} {status}: {e}")?,
-                None => writeln!(out, "{name:<20} {status}")?,
+            match (s["error"].as_str(), s["manifestAgeSecs"].as_u64()) {
+                (Some(e), _) => writeln!(out, "{name:<20} {status}: {e}")?,
+                (None, Some(age)) if status == "cataloged" => writeln!(
+                    out,
+                    "{name:<20} {status} (tools from a manifest {} old; --refresh to reconnect)",
+                    short_age(age)
+                )?,
+                (None, _) => writeln!(out, "{name:<20} {status}")?,
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `42s`, `5m`, `3h`, `2d`.
+fn short_age(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
 }
 
 /// `"local"`, `"builtin"` or `"mcp"`.

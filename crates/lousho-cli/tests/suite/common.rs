@@ -1,6 +1,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The binary with a clean environment and a cache directory of its own
+/// (so no test sees another's tool manifests; set `LOUSHO_CACHE_DIR` again
+/// to share one).
 pub fn lousho() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lousho"));
     cmd.env_remove("LOUSHO_BIN")
@@ -10,8 +13,16 @@ pub fn lousho() -> Command {
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env("LOUSHO_LOG", "warn")
+        .env("LOUSHO_CACHE_DIR", fresh_cache_dir())
         .stdin(Stdio::null());
     cmd
+}
+
+/// A cache directory no other command uses.
+pub fn fresh_cache_dir() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cache-{}-{n}", std::process::id()))
 }
 
 pub fn run(args: &[&str]) -> Output {

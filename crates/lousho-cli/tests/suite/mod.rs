@@ -1,5 +1,6 @@
 mod bad_spec;
 mod call;
+mod catalog;
 mod common;
 mod completions;
 mod dead_server;

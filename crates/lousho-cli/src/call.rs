@@ -7,6 +7,7 @@ use crate::exit;
 use crate::load::{self, Approvals, ModelChoice};
 use crate::servers::Servers;
 use crate::signals::Signals;
+use lousho::mcp::ServerStatus;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::spec::{SpecError, SpecErrorKind};
 use serde_json::Value;
@@ -107,8 +108,8 @@ async fn call(
 }
 
 /// The server whose tools include `tool`, connected: the one whose manifest
-/// lists it, else the ones its name's prefix names, else the others (in
-/// parallel). A server that cannot connect is a warning unless it is the
+/// lists it, else the ones its name's prefix names, else the others whose
+/// tools are not known yet (in parallel). A server that cannot connect is a warning unless it is the
 /// only one that could own the tool.
 #[allow(clippy::print_stderr)]
 async fn find_owner(mcp: &Servers, tool: &str) -> anyhow::Result<Option<String>> {
@@ -133,9 +134,18 @@ async fn find_owner(mcp: &Servers, tool: &str) -> anyhow::Result<Option<String>>
         // The server the tool's name points to is down.
         return Err(e.into());
     }
+    // The servers whose tools are not known yet (known ones, live or from a
+    // manifest, do not have it).
+    let status = client.status();
     let others: Vec<String> = client
         .server_names()
         .filter(|s| !candidates.iter().any(|c| c == s))
+        .filter(|s| {
+            !matches!(
+                status.get(*s),
+                Some(ServerStatus::Connected | ServerStatus::Cataloged)
+            )
+        })
         .map(str::to_owned)
         .collect();
     let results = futures::future::join_all(others.iter().map(|s| client.connect_server(s))).await;

@@ -51,7 +51,7 @@ async fn a_server_with_a_fresh_manifest_is_spawned_only_when_a_tool_is_called() 
     let echo = tools.get("fx__echo").expect("offered from the manifest");
     assert_eq!(echo.spec().display_name.as_deref(), Some("Echo"));
     assert!(mcp.listed_at("fx").unwrap().is_some());
-    assert_eq!(spawns(&log), 0 + 1, "still not spawned");
+    assert_eq!(spawns(&log), 1, "still not spawned");
 
     // Two calls at once share one connect.
     let (a, b) = tokio::join!(

@@ -96,13 +96,13 @@ pub use client::oauth;
 // the crate root).
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
-    DEFAULT_STDERR_CAPTURE_BYTES, ElicitationHandler, ElicitationRequest, ElicitationResponse,
-    HttpTransport, IdpSettings, LOG_TARGET, LoadOptions, McpClient, McpConfigFile, McpError,
-    McpServers, McpTool, McpTransport, NameCollision, OAuthGrant, OAuthSettings, OnError,
-    ServerIdentity, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter,
-    ToolFingerprint, ToolNames, ToolNaming, fill_defaults, load_mcp_tools, parse_mcp_servers,
-    servers_from_value,
+    ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SERVER_REQUESTS,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES, ElicitationHandler, ElicitationRequest,
+    ElicitationResponse, HttpTransport, IdpSettings, LOG_TARGET, LoadOptions, McpClient,
+    McpConfigFile, McpError, McpServers, McpTool, McpTransport, NameCollision, OAuthGrant,
+    OAuthSettings, OnError, ServerIdentity, ServerStatus, SigningAlgorithm, StderrMode,
+    StdioTransport, ToolFilter, ToolFingerprint, ToolNames, ToolNaming, fill_defaults,
+    load_mcp_tools, parse_mcp_servers, servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

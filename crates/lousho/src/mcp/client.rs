@@ -36,10 +36,10 @@ pub use catalog::{
     DiskManifestStore, ManifestStore, ManifestStoreError, MemoryManifestStore, ToolManifest,
 };
 pub use config::{
-    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
-    HttpTransport, IdpSettings, McpConfigFile, McpServers, McpTransport, OAuthGrant, OAuthSettings,
-    SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, VariableError, parse_mcp_servers,
-    parse_mcp_servers_with, servers_from_value,
+    ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_STDERR_CAPTURE_BYTES, HttpTransport, IdpSettings, McpConfigFile, McpServers,
+    McpTransport, OAuthGrant, OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport,
+    ToolFilter, VariableError, parse_mcp_servers, parse_mcp_servers_with, servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;

@@ -10,12 +10,13 @@ pub(crate) const MAX_NESTING: usize = 8;
 /// Why a string's `${VAR}` reference could not be expanded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(not(feature = "mcp-client"), allow(unreachable_pub))] // public through `lousho::mcp` only
 pub enum VariableError {
     /// `${NAME}` names a variable that is not set (and has no default).
     Unset(String),
     /// A `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
     Malformed(String),
-    /// Defaults nested more than [`MAX_NESTING`] levels deep.
+    /// Defaults nested more than `MAX_NESTING` (8) levels deep.
     TooDeep(String),
 }
 

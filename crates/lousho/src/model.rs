@@ -30,9 +30,11 @@ pub use event::{FinishReason, ModelEvent, Usage};
 pub use message::{Message, Part, Role, ToolCall, ToolResult};
 pub use openai::{OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAi, OpenAiBuilder};
 pub use price::{Price, PriceTable};
+#[cfg(feature = "spec")]
 pub(crate) use provider::process_env;
 pub use provider::{ApiKey, RetryNotice, RetryPolicy, SchemaProfile};
 pub use request::{ModelRequest, ModelSettings, ToolDefinition};
+#[cfg(feature = "spec")]
 pub(crate) use resolve::resolve_model_at;
 pub use resolve::{ModelFactory, ModelRef, resolve_model, resolve_model_with_env};
 

@@ -34,6 +34,7 @@ use std::time::Duration;
 mod oauth;
 mod variables;
 
+#[cfg(feature = "spec")]
 pub(crate) use variables::expand_values;
 
 pub use crate::interpolate::VariableError;

@@ -11,6 +11,7 @@
 //! tools: [read_file, grep]           # built-in tools
 //! workspace: ./docs                  # the file tools' folder (default: this file's folder)
 //! maxTurns: 10
+//! contextBudget: 100000              # tokens of conversation per model request
 //! mcpServers:                        # or a path: mcpServers: ./.mcp.json
 //!   docs:
 //!     url: https://example.com/mcp
@@ -112,6 +113,9 @@ pub struct AgentSpec {
     pub workspace: PathBuf,
     /// The most model turns per run.
     pub max_turns: Option<usize>,
+    /// The most tokens (estimated) of conversation per model request
+    /// (`contextBudget`; see `AgentBuilder::context_budget`).
+    pub context_budget: Option<usize>,
     /// The MCP servers.
     #[cfg(feature = "mcp-client")]
     pub mcp_servers: McpServers,
@@ -442,6 +446,14 @@ impl SpecLoader {
                 "maxTurns",
             ));
         }
+        if file.context_budget == Some(0) {
+            return Err(at_key(
+                SpecErrorKind::Invalid(
+                    "must be at least 1 (tokens); leave it out for no limit".into(),
+                ),
+                "contextBudget",
+            ));
+        }
         #[cfg(feature = "mcp-client")]
         let mcp_servers = self.mcp_servers(file.mcp_servers, &dir, path, text)?;
         #[cfg(not(feature = "mcp-client"))]
@@ -491,6 +503,7 @@ impl SpecLoader {
                 .workspace
                 .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
             max_turns: file.max_turns,
+            context_budget: file.context_budget,
             #[cfg(feature = "mcp-client")]
             mcp_servers,
             #[cfg(feature = "mcp-client")]
@@ -550,6 +563,9 @@ impl AgentSpec {
         }
         if let Some(max_turns) = self.max_turns {
             builder = builder.max_turns(max_turns);
+        }
+        if let Some(budget) = self.context_budget {
+            builder = builder.context_budget(budget);
         }
         builder = self.telemetry.apply(builder);
         #[cfg(feature = "builtin")]

@@ -179,7 +179,7 @@ impl AgentBuilder {
     /// message; the newest turn always goes, even past the budget. Tokens are
     /// estimated as one per 4 bytes of each message's JSON (leave headroom).
     /// Only what is sent shrinks: the reply, the session and its store keep
-    /// every message.
+    /// every message. Spec files: `contextBudget`.
     pub fn context_budget(mut self, tokens: usize) -> Self {
         self.context_budget = Some(tokens);
         self

@@ -32,6 +32,9 @@ pub(crate) struct SpecFile {
     /// The most model turns one run may take (default 20).
     #[schemars(range(min = 1))]
     pub max_turns: Option<usize>,
+    /// The most tokens (estimated: one per 4 bytes of JSON) of conversation one model request may carry, system prompt and tools included; a longer conversation (a stored session that grew) is sent without its oldest whole turns. Default: no limit.
+    #[schemars(range(min = 1))]
+    pub context_budget: Option<usize>,
     /// MCP servers by name, or the path of another client's MCP config (relative to this file): `.mcp.json`, `claude_desktop_config.json`, `.cursor/mcp.json`, `.vscode/mcp.json` or Codex's `config.toml`.
     pub mcp_servers: Option<McpServersField>,
     /// How the `mcpServers` connect and name their tools.

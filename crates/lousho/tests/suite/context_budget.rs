@@ -165,3 +165,45 @@ async fn a_run_with_tool_turns_keeps_its_own_calls_and_results_under_a_tight_bud
     assert_eq!(sent.messages.len(), 5, "user, call, result, call, result");
     assert_pairs_whole(&sent.messages);
 }
+
+#[cfg(feature = "spec")]
+#[tokio::test]
+async fn a_spec_sets_the_budget_with_context_budget() {
+    use lousho::spec::{SpecErrorKind, SpecLoader};
+    let load = |text: &str| SpecLoader::new().without_env().parse(text, "agent.yaml");
+    let spec = load("model: test\nprompt: You are terse.\ncontextBudget: 2700\n").unwrap();
+    assert_eq!(spec.context_budget, Some(2_700));
+
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    store.create("long").await.unwrap();
+    store.append("long", 0, &history()).await.unwrap();
+    let model = ScriptedModel::new([ScriptedTurn::text("ok")]);
+    let agent = spec
+        .agent_builder()
+        .unwrap()
+        .model(model.clone())
+        .build()
+        .unwrap();
+    let session = agent.open_session(store, "long").await.unwrap();
+    session.send("now").await.unwrap();
+    let sent = model.last_request().unwrap();
+    // The same cut as `AgentBuilder::context_budget(2_700)` makes.
+    assert_eq!(sent.messages.first().unwrap(), &Message::user("u4"));
+    assert_pairs_whole(&sent.messages);
+
+    // Without the key: no limit.
+    let spec = load("model: test\n").unwrap();
+    assert_eq!(spec.context_budget, None);
+
+    let e = load("model: test\ncontextBudget: 0\n").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("contextBudget"));
+    assert_eq!(e.line, Some(2));
+    assert!(matches!(*e.kind, SpecErrorKind::Invalid(_)), "{e}");
+    let e = load("model: test\ncontextbudget: 10\n").unwrap_err();
+    assert_eq!(
+        *e.kind,
+        SpecErrorKind::UnknownKey {
+            suggestion: Some("contextBudget".into())
+        }
+    );
+}

@@ -1,6 +1,7 @@
 //! The agent: a model, a prompt and tools, run in a loop until a final answer.
 
 mod approval;
+mod as_tool;
 mod builder;
 mod context;
 mod error;
@@ -13,6 +14,10 @@ mod session;
 mod state;
 mod stream;
 
+#[cfg(feature = "mcp-server")]
+pub(crate) use as_tool::message_schema;
+pub use as_tool::{AgentTool, DEFAULT_MAX_AGENT_DEPTH};
+pub(crate) use as_tool::{ParentRun, UsageSink};
 pub use builder::{AgentBuilder, DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TURNS};
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;

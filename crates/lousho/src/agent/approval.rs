@@ -2,7 +2,7 @@
 //! decide each call, ask the handler, run what may run, pause for the rest.
 
 use super::execute::run_tool_calls;
-use super::{AgentError, AgentEvent, AgentInner};
+use super::{AgentError, AgentEvent, AgentInner, ParentRun};
 use crate::model::ToolCall;
 use crate::policy::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision, DecisionReason, Decisions,
@@ -60,6 +60,8 @@ pub(crate) struct TurnContext<'a> {
     pub(crate) approval_handler: Option<&'a ApprovalHandler>,
     /// The MCP client the run serves, for its tools to talk back to.
     pub(crate) tool_client: Option<&'a Arc<dyn ClientChannel>>,
+    /// What the run's tools learn about it (for agent tools).
+    pub(crate) parent: ParentRun,
 }
 
 impl TurnContext<'_> {
@@ -150,6 +152,7 @@ impl TurnContext<'_> {
             self.inner.max_parallel_tools,
             self.tx,
             self.tool_client,
+            &self.parent,
         )
         .await?;
         for ((i, _), output) in to_run.into_iter().zip(results) {

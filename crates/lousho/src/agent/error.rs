@@ -73,6 +73,16 @@ pub enum AgentError {
     /// appended first, or the store failed).
     #[error(transparent)]
     Session(#[from] crate::session::StoreError),
+    /// Agents calling agents ([`Agent::as_tool`](crate::Agent::as_tool))
+    /// went deeper than the limit: an agent probably calls itself, directly
+    /// or through others.
+    #[error(
+        "agents calling agents went deeper than {limit} levels; break the cycle of agents calling each other, or raise the limit with AgentTool::max_depth"
+    )]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
     /// A bug: the run stopped unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),

@@ -1,7 +1,7 @@
 //! Running one turn's tool calls: concurrently (bounded), panics and errors
 //! turned into error results, cancellation passed to the tools.
 
-use super::{AgentError, AgentEvent};
+use super::{AgentError, AgentEvent, ParentRun};
 use crate::model::ToolCall;
 use crate::telemetry::span::record_error;
 use crate::tool::{ClientChannel, ConversationState, ToolContext, ToolOutput, ToolSet};
@@ -29,6 +29,7 @@ pub(crate) async fn run_tool_calls(
     limit: usize,
     tx: &mpsc::Sender<Result<AgentEvent, AgentError>>,
     client: Option<&Arc<dyn ClientChannel>>,
+    parent: &ParentRun,
 ) -> Result<Vec<ToolOutput>, AgentError> {
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let pending: Vec<_> = calls
@@ -39,7 +40,8 @@ pub(crate) async fn run_tool_calls(
             let ctx = ToolContext::new(call.id.clone())
                 .with_cancel(cancel.child_token())
                 .with_state(state.clone())
-                .with_client(client.cloned());
+                .with_client(client.cloned())
+                .with_parent(parent.clone());
             call_one(tools, call, ctx, span, record_content).map(move |out| (i, out))
         })
         .collect();

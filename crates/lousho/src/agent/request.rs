@@ -79,6 +79,8 @@ pub(crate) struct RunOptions {
     pub(crate) approval_handler: Option<ApprovalHandler>,
     /// The MCP client the run serves: its tools can talk back to it.
     pub(crate) tool_client: Option<Arc<dyn ClientChannel>>,
+    /// How many agent tools deep this run is (the top run: 0).
+    pub(crate) depth: usize,
 }
 
 impl RunRequest {
@@ -135,8 +137,20 @@ impl RunRequest {
         self
     }
 
+    /// Answers this run's approval questions with `handler` (an agent
+    /// tool's run: the calling run's handler).
+    pub(crate) fn approval_handler_arc(mut self, handler: ApprovalHandler) -> Self {
+        self.options.approval_handler = Some(handler);
+        self
+    }
+
+    /// Marks the run as started by an agent tool `depth` levels deep.
+    pub(crate) fn depth(mut self, depth: usize) -> Self {
+        self.options.depth = depth;
+        self
+    }
+
     /// Lets this run's tools talk back to the MCP client it serves.
-    #[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
     pub(crate) fn tool_client(mut self, client: Arc<dyn ClientChannel>) -> Self {
         self.options.tool_client = Some(client);
         self

@@ -6,8 +6,8 @@ use super::request::{Begin, RunOptions};
 use super::session::{SessionLink, StoreCommit};
 use super::state::{PausedCall, PausedTurn};
 use super::{
-    AgentError, AgentEvent, AgentInner, AgentStream, Reply, RequestUsage, RunState, RunStatus,
-    ToolCallRecord,
+    AgentError, AgentEvent, AgentInner, AgentStream, ParentRun, Reply, RequestUsage, RunState,
+    RunStatus, ToolCallRecord, UsageSink,
 };
 use crate::model::{
     Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
@@ -59,6 +59,8 @@ pub(crate) fn spawn(
             approval_handler,
             commit,
             tool_client: options.tool_client,
+            depth: options.depth,
+            child_usage: UsageSink::default(),
         }
         .run(begin);
         let result = match options.timeout {
@@ -132,6 +134,10 @@ struct Run {
     /// A stored session's commit, made before `Done` is sent.
     commit: Option<StoreCommit>,
     tool_client: Option<Arc<dyn ClientChannel>>,
+    /// How many agent tools deep this run is (the top run: 0).
+    depth: usize,
+    /// The usage of the agents this run's tools ran ([`Agent::as_tool`](crate::Agent::as_tool)).
+    child_usage: UsageSink,
 }
 
 /// A run's progress between turns.
@@ -153,6 +159,14 @@ impl Progress {
             usage,
             cost_usd: inner.prices.price(model).map(|p| p.cost(usage)),
         });
+    }
+
+    /// Counts the requests of agents run as tools.
+    fn count_children(&mut self, sink: &UsageSink) {
+        for request in sink.take() {
+            self.usage += request.usage;
+            self.requests.push(request);
+        }
     }
 
     /// Adds a turn's results to the conversation and the records.
@@ -262,11 +276,12 @@ impl Run {
             }
 
             let outputs = vec![None; out.calls.len()];
-            match self
+            let calls = self
                 .turn_context(&tools)
                 .run_calls(&out.calls, outputs, None)
-                .await?
-            {
+                .await;
+            run.count_children(&self.child_usage);
+            match calls? {
                 TurnCalls::Done(outputs) => run.push_results(out.calls, outputs),
                 TurnCalls::Paused { outputs, pending } => {
                     return self.pause(run, out, outputs, pending).await;
@@ -290,6 +305,11 @@ impl Run {
             tx: &self.tx,
             approval_handler: self.approval_handler.as_ref(),
             tool_client: self.tool_client.as_ref(),
+            parent: ParentRun {
+                depth: self.depth,
+                approval_handler: self.approval_handler.clone(),
+                usage: Some(self.child_usage.clone()),
+            },
         }
     }
 
@@ -378,11 +398,12 @@ impl Run {
             requests: paused.requests,
             turns: paused.turns,
         };
-        match self
+        let done = self
             .turn_context(&tools)
             .run_calls(&calls, outputs, Some(decisions))
-            .await?
-        {
+            .await;
+        run.count_children(&self.child_usage);
+        match done? {
             TurnCalls::Done(outputs) => run.push_results(calls, outputs),
             TurnCalls::Paused { .. } => {
                 return Err(AgentError::Internal(

@@ -10,6 +10,7 @@ pub use client::{
     SamplingRole,
 };
 
+use crate::agent::ParentRun;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -34,6 +35,8 @@ pub struct ToolContext {
     pub state: ConversationState,
     /// The MCP client the call runs for, if any.
     pub(crate) client: Option<Arc<dyn ClientChannel>>,
+    /// The run that made the call (for agent tools).
+    pub(crate) parent: ParentRun,
 }
 
 impl ToolContext {
@@ -44,7 +47,15 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             state: ConversationState::default(),
             client: None,
+            parent: ParentRun::default(),
         }
+    }
+
+    /// Ties the call to the run that made it.
+    #[must_use]
+    pub(crate) fn with_parent(mut self, parent: ParentRun) -> Self {
+        self.parent = parent;
+        self
     }
 
     /// Talks back to this MCP client.

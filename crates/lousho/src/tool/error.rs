@@ -20,6 +20,16 @@ pub enum ToolError {
     /// The call took too long.
     #[error("timed out after {0:?}")]
     Timeout(std::time::Duration),
+    /// An agent run as a tool ([`Agent::as_tool`](crate::Agent::as_tool))
+    /// failed.
+    #[error("the agent `{tool}` failed: {source}")]
+    Agent {
+        /// The agent tool's name.
+        tool: String,
+        /// Why its run failed.
+        #[source]
+        source: Box<crate::AgentError>,
+    },
     /// Another error, kept as its source.
     #[error(transparent)]
     Other(#[from] Box<dyn std::error::Error + Send + Sync>),

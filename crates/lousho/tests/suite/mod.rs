@@ -1,4 +1,5 @@
 mod agent_loop;
+mod agent_tools;
 mod approvals;
 #[cfg(feature = "builtin")]
 mod builtins_clock;

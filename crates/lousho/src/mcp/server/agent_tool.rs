@@ -10,7 +10,7 @@ use crate::model::{Part, Role};
 use crate::{Agent, AgentError};
 use futures::StreamExt;
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,14 +22,7 @@ const WIND_DOWN: Duration = Duration::from_secs(3);
 
 /// The agent tool's input schema.
 pub(crate) fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "message": { "type": "string", "description": "The message for the agent." }
-        },
-        "required": ["message"],
-        "additionalProperties": false
-    })
+    crate::agent::message_schema()
 }
 
 /// A JSON value's type, as a reader would name it.

@@ -110,7 +110,7 @@ fn main() -> ExitCode {
                 command: Some(cli::McpCommand::Import(args)),
                 ..
             }) => import::run(args),
-            Command::Mcp(args) => serve::run(args, tokens, catalog, &signals).await,
+            Command::Mcp(args) => serve::run(args, store, tokens, catalog, &signals).await,
             Command::Run(args) => run::run(args, store, tokens, catalog, &signals).await,
             Command::Resume(args) => resume::run(args, store, tokens, catalog, &signals).await,
             Command::Sessions(command) => tokio::select! {

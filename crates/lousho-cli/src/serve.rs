@@ -37,6 +37,7 @@ fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions 
 #[allow(clippy::print_stderr)]
 pub async fn run(
     args: McpArgs,
+    store_flag: Option<&str>,
     tokens: Option<&std::path::Path>,
     catalog: bool,
     signals: &crate::signals::Signals,
@@ -73,6 +74,18 @@ pub async fn run(
     }
     if let Some(description) = &spec.description {
         options = options.description(description.clone());
+    }
+    if spec.serve.sessions {
+        // serve.sessions: the conversations live in the session store
+        // (--store / LOUSHO_STORE), which replicas may share (PostgreSQL).
+        let store = tokio::select! {
+            r = crate::store::open(store_flag) => r?,
+            signal = signals.any() => {
+                agent.close().await;
+                return Ok(signal.exit_code());
+            }
+        };
+        options = options.sessions(store);
     }
     if !spec.serve.tools.is_empty() {
         // Tools known from the servers' manifests need no connect.

@@ -27,6 +27,7 @@
 //! serve:                             # for `lousho mcp`
 //!   tools: [read_file, docs__search] # exposed directly besides the agent tool
 //!   auth: { type: bearer, token: "${TOKEN}" }
+//!   sessions: true                   # clients continue a conversation by its id
 //! ```
 //!
 //! - `${VAR}` and `${VAR:-default}` are expanded in every string value (also
@@ -177,6 +178,9 @@ pub struct ServeSpec {
     pub stateful: bool,
     /// stdio: the longest message line accepted (`serve.maxLineBytes`).
     pub max_line_bytes: Option<usize>,
+    /// Conversations across calls, in the session store (`serve.sessions`;
+    /// `ServeOptions::sessions`).
+    pub sessions: bool,
 }
 
 impl fmt::Debug for ServeSpec {
@@ -196,6 +200,7 @@ impl fmt::Debug for ServeSpec {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("stateful", &self.stateful)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("sessions", &self.sessions)
             .finish()
     }
 }
@@ -488,6 +493,7 @@ impl SpecLoader {
                 max_body_bytes: s.max_body_bytes,
                 stateful: s.stateful,
                 max_line_bytes: s.max_line_bytes,
+                sessions: s.sessions,
             },
         };
         Ok(AgentSpec {

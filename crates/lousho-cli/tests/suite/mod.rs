@@ -11,6 +11,7 @@ mod init;
 mod login;
 mod logs;
 mod mcp_http;
+mod mcp_sessions;
 mod mcp_stdio;
 mod model_options;
 mod pins;

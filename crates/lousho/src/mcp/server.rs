@@ -14,6 +14,7 @@ mod options;
 mod peer_channel;
 mod recover_id;
 mod result;
+mod sessions;
 mod stdio;
 
 pub use error::ServeError;
@@ -48,6 +49,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         approvals,
         approval_timeout,
         max_line_bytes,
+        sessions: store,
     } = options;
     if let Some(Auth::Bearer(token)) = &auth
         && token.0.trim().is_empty()
@@ -66,8 +68,9 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     }
     let description = description
         .or_else(|| agent.description().map(str::to_owned))
-        .unwrap_or_else(|| {
-            format!("Ask the {server_name} agent. Each call is a fresh conversation.")
+        .unwrap_or_else(|| match store {
+            Some(_) => sessions::default_description(&server_name),
+            None => format!("Ask the {server_name} agent. Each call is a fresh conversation."),
         });
 
     let all_direct = options::direct_tool_set(&tools)?;
@@ -117,15 +120,18 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         }
     };
     let agent_annotations = agent_tool_annotations(&agent, reachable.as_ref());
-    let agent_tool = rmcp::model::Tool::new(
+    let mut agent_tool = rmcp::model::Tool::new(
         tool_name,
         description.clone(),
-        Arc::new(match agent_tool::input_schema() {
+        Arc::new(match agent_tool::input_schema(store.is_some()) {
             serde_json::Value::Object(o) => o,
             _ => serde_json::Map::new(),
         }),
     )
     .with_annotations(to_rmcp_annotations(&agent_annotations));
+    if store.is_some() {
+        agent_tool.output_schema = Some(Arc::new(sessions::output_schema()));
+    }
     let direct_listed = direct
         .iter()
         .map(|t| to_rmcp_tool(&agent, t.as_ref()))
@@ -141,6 +147,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
+        store,
         approval: (approvals == ServeApprovals::Elicit).then_some(approval_timeout),
         answers: match &transport {
             ServeTransport::Stdio => true,

@@ -224,6 +224,9 @@ pub(crate) struct ServeFile {
     pub stateful: bool,
     /// stdio: the longest message line accepted, in bytes (default 16 MiB).
     pub max_line_bytes: Option<usize>,
+    /// Keep conversations across calls (default false): the agent tool takes an optional `session` (the id a previous call returned) and every result names its session. `lousho mcp` keeps them in its session store (`--store` / `LOUSHO_STORE`: a SQLite file, or a postgres:// URL that replicas share).
+    #[serde(default)]
+    pub sessions: bool,
 }
 
 /// `serve.approvals`.

@@ -1,12 +1,15 @@
 //! The agent as one MCP tool: `{ "message": string }` in, the final text out.
-//! Each call is a fresh run; cancelling the request cancels it; progress
+//! Each call is a fresh run (of a stored conversation with sessions on: see
+//! [`sessions`](super::sessions)); cancelling the request cancels it; progress
 //! notifications keep clients with request timeouts waiting.
 
 use super::approval;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
+use super::sessions::{self, Requested};
 use crate::agent::{AgentEvent, Reply, RunStatus};
 use crate::model::{Part, Role};
+use crate::session::SessionStore;
 use crate::{Agent, AgentError};
 use futures::StreamExt;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -20,13 +23,18 @@ use tokio_util::sync::CancellationToken;
 /// before the handler stops waiting for it.
 const WIND_DOWN: Duration = Duration::from_secs(3);
 
-/// The agent tool's input schema.
-pub(crate) fn input_schema() -> Value {
-    crate::agent::message_schema()
+/// The agent tool's input schema (with `session` when the server keeps
+/// sessions).
+pub(crate) fn input_schema(sessions: bool) -> Value {
+    let mut schema = crate::agent::message_schema();
+    if sessions {
+        schema["properties"]["session"] = sessions::session_property();
+    }
+    schema
 }
 
 /// A JSON value's type, as a reader would name it.
-fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -45,7 +53,8 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-/// Runs one call of the agent tool.
+/// Runs one call of the agent tool; with a session store, of the
+/// conversation the call names (the result then names it too).
 pub(crate) async fn call(
     agent: &Agent,
     arguments: Option<Map<String, Value>>,
@@ -53,6 +62,7 @@ pub(crate) async fn call(
     run_cancel: CancellationToken,
     channel: PeerChannel,
     approval: Option<Duration>,
+    store: Option<&Arc<dyn SessionStore>>,
 ) -> Outcome {
     let message = match arguments.as_ref().and_then(|a| a.get("message")) {
         Some(Value::String(m)) => m.clone(),
@@ -68,8 +78,43 @@ pub(crate) async fn call(
             ));
         }
     };
-    let mut request = agent
-        .send(message)
+    let requested = match sessions::requested(arguments.as_ref(), store) {
+        Ok(r) => r,
+        Err(message) => return Outcome::Result(error_result(message)),
+    };
+    let (request, session) = match store {
+        None => (agent.send(message), None),
+        Some(store) => {
+            let id = match requested {
+                Requested::Continue(id) => id,
+                Requested::New => match sessions::new_session_id() {
+                    Ok(id) => id,
+                    Err(e) => {
+                        return Outcome::Result(error_result(format!(
+                            "could not make a session id (reading /dev/urandom: {e})"
+                        )));
+                    }
+                },
+            };
+            let opened = tokio::select! {
+                biased;
+                () = request_cancel.cancelled() => return Outcome::Cancelled,
+                s = agent.open_session(store.clone(), id.clone()) => s,
+            };
+            match opened {
+                Ok(session) => (session.send(message), Some(id)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the served agent's session store failed");
+                    return Outcome::Result(error_result(sessions::store_failure(&id, &e)));
+                }
+            }
+        }
+    };
+    let with_id = |result: CallToolResult| match &session {
+        Some(id) => sessions::with_session(result, id),
+        None => result,
+    };
+    let mut request = request
         .cancel(run_cancel.clone())
         .tool_client(Arc::new(channel.clone()));
     // Who could have approved, for the message of a run that paused anyway.
@@ -104,17 +149,24 @@ pub(crate) async fn call(
             e = stream.next() => e,
         };
         let event = match event {
-            None => return Outcome::Result(error_result("the agent stopped without a reply")),
+            None => {
+                return Outcome::Result(with_id(error_result("the agent stopped without a reply")));
+            }
             Some(Err(AgentError::Cancelled)) => return Outcome::Cancelled,
+            Some(Err(AgentError::Session(e))) => {
+                tracing::warn!(error = %e, "the served agent's session store failed");
+                let id = session.as_deref().unwrap_or_default();
+                return Outcome::Result(with_id(error_result(sessions::store_failure(id, &e))));
+            }
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "the served agent failed");
-                return Outcome::Result(error_result(format!("the agent failed: {e}")));
+                return Outcome::Result(with_id(error_result(format!("the agent failed: {e}"))));
             }
             Some(Ok(event)) => event,
         };
         match event {
             AgentEvent::Done(reply) => {
-                return Outcome::Result(reply_result(*reply, &unapproved));
+                return Outcome::Result(with_id(reply_result(*reply, &unapproved)));
             }
             AgentEvent::ApprovalRequested(question) => {
                 channel

@@ -10,6 +10,7 @@ use crate::Agent;
 use crate::agent::call_one;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
+use crate::session::SessionStore;
 use crate::telemetry::propagate;
 use crate::telemetry::span::{self as spans, ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
@@ -50,6 +51,8 @@ struct Inner {
     answers: bool,
     /// `ServeApprovals::Elicit`: how long to wait for an approval.
     approval: Option<Duration>,
+    /// `ServeOptions::sessions`: where the agent tool's conversations live.
+    store: Option<Arc<dyn SessionStore>>,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -63,6 +66,7 @@ pub(crate) struct Served {
     pub(crate) shutdown: CancellationToken,
     pub(crate) answers: bool,
     pub(crate) approval: Option<Duration>,
+    pub(crate) store: Option<Arc<dyn SessionStore>>,
 }
 
 impl LoushoServer {
@@ -77,6 +81,7 @@ impl LoushoServer {
             shutdown,
             answers,
             approval,
+            store,
         } = served;
         let mut list = Vec::with_capacity(direct_listed.len() + 1);
         let agent_tool_name = agent_tool.name.to_string();
@@ -106,6 +111,7 @@ impl LoushoServer {
                 shutdown,
                 answers,
                 approval,
+                store,
             }),
             log: LogFilter::default(),
         }
@@ -231,6 +237,7 @@ impl LoushoServer {
                 run_cancel,
                 channel,
                 inner.approval,
+                inner.store.as_ref(),
             )
             .await
             {

@@ -2,6 +2,7 @@
 //! [`HttpOptions`] and [`Auth`].
 
 use crate::Agent;
+use crate::session::SessionStore;
 use crate::tool::{IntoTools, Tool, ToolSet};
 use std::fmt;
 use std::sync::Arc;
@@ -55,6 +56,7 @@ pub struct ServeOptions {
     pub(crate) approvals: ServeApprovals,
     pub(crate) approval_timeout: Duration,
     pub(crate) max_line_bytes: usize,
+    pub(crate) sessions: Option<Arc<dyn SessionStore>>,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -77,6 +79,7 @@ impl fmt::Debug for ServeOptions {
             .field("approvals", &self.approvals)
             .field("approval_timeout", &self.approval_timeout)
             .field("max_line_bytes", &self.max_line_bytes)
+            .field("sessions", &self.sessions)
             .finish()
     }
 }
@@ -95,7 +98,31 @@ impl ServeOptions {
             approvals: ServeApprovals::Deny,
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            sessions: None,
         }
+    }
+
+    /// Lets MCP clients hold a conversation across calls, kept in `store`
+    /// (spec: `serve.sessions: true`; `lousho mcp` uses its `--store`).
+    ///
+    /// The agent tool then takes an optional `session` argument: without it
+    /// a call starts a new conversation under a new random id; with it the
+    /// call continues that conversation (one the store does not have is
+    /// created, so a client may pick its own ids). Every result names the
+    /// session: in `structuredContent` as `{"reply": …, "session": …}` (the
+    /// tool declares this `outputSchema`) and as a last text block
+    /// `session: <id>`, for clients that show their model only text.
+    ///
+    /// Each call loads the history from the store and appends its turn when
+    /// it completes, so replicas behind a load balancer sharing one store
+    /// (`PostgresStore`) serve one conversation in turns, also over
+    /// stateless HTTP. Two calls of one session at the same time: the one
+    /// that finishes second gets an `isError` result saying to call again,
+    /// and stores nothing. Anyone who can call the server and knows a
+    /// session's id can continue it.
+    pub fn sessions(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.sessions = Some(store);
+        self
     }
 
     /// The server name (default: the agent's name, else `lousho-agent`). The

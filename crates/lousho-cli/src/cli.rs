@@ -122,7 +122,8 @@ Examples:
               \"decision\": \"run\"|\"ask\"|\"deny\",
               \"reason\", \"annotations\",
               \"fingerprint\" (MCP tools), \"pin\": \"pinned\"|\"new\"|\"changed\"|\"removed\"|null,
-              \"drift\": [what changed]}],
+              \"drift\": [what changed],
+              \"inputSchema\" (as the tool gives it, in its own key order)}],
    \"servers\": {\"<name>\": {\"status\": \"connected\"|\"cataloged\"|\"failed\"|\"needs-auth\"|\"idle\",
                             \"error\", \"manifestAgeSecs\"}}}
 

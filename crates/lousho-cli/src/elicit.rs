@@ -202,7 +202,7 @@ pub fn ask(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    // The server's order (the schema's map is sorted): the request's
+    // The server's order (rmcp sends the form's schema sorted and its order apart): the request's
     // property order first, then any property it does not list.
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut names: Vec<&str> = request
@@ -318,8 +318,8 @@ mod tests {
             "crm",
             "Who are you?",
             json!({"type": "object", "required": ["name"], "properties": {
-                "name": {"type": "string", "description": "Your name"},
                 "age": {"type": "integer", "default": 30},
+                "name": {"type": "string", "description": "Your name"},
                 "score": {"type": "number"},
                 "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
                 "verified": {"type": "boolean"}
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn typed_answers_defaults_and_skips_make_the_content() {
-        // `form()` lists no order of its own: the schema's (sorted) one:
+        // `form()` lists no order of its own: the schema's, as written:
         // age (default), name, score (skipped), status, verified, then send.
         let (response, shown) = answer(&form(), "\nAda\n\ninactive\ny\n\n");
         let ElicitationResponse::Accept(content) = response else {

@@ -67,6 +67,8 @@ pub async fn run(
             "fingerprint": spec.fingerprint,
             "pin": pin.map(|p| p.state.as_str()),
             "drift": pin.map(|p| p.changes.clone()).unwrap_or_default(),
+            // As the tool gives it (an MCP server's keys in the server's order).
+            "inputSchema": spec.input_schema,
         });
         if let Some(server) = server {
             let cataloged = status.get(server) == Some(&ServerStatus::Cataloged);
@@ -93,6 +95,7 @@ pub async fn run(
                 "fingerprint": null,
                 "pin": "removed",
                 "drift": [],
+                "inputSchema": null,
             }));
         }
     }

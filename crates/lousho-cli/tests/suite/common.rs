@@ -56,3 +56,23 @@ pub fn spec_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     std::fs::write(&path, text).unwrap();
     (dir, path.to_string_lossy().into_owned())
 }
+
+/// An interop peer script under `interop/clients` run by node, when the
+/// official TypeScript SDK is installed (`interop/install.sh`): a failure
+/// under `CI=true`, a visible skip otherwise.
+pub fn node_peer(script: &str) -> Option<PathBuf> {
+    let interop = repo().join("interop");
+    if interop
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
+        return Some(interop.join("clients").join(script).canonicalize().unwrap());
+    }
+    let msg =
+        "the TypeScript MCP SDK (interop/node_modules) is not installed: run interop/install.sh";
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED: {msg}");
+    None
+}

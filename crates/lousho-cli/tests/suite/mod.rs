@@ -5,6 +5,7 @@ mod common;
 mod completions;
 mod dead_server;
 mod exit_codes;
+mod field_order;
 mod help;
 mod host_configs;
 mod init;

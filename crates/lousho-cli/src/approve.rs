@@ -53,6 +53,7 @@ async fn ask(request: ApprovalRequest, always: RememberedApprovals) -> ApprovalD
         .unwrap_or_default();
     let input = serde_json::to_string(&request.input).unwrap_or_default();
     let _turn = TERMINAL.lock().await;
+    let _hold = crate::progress::hold_for_prompt();
     if always.allows(&request) {
         return ApprovalDecision::Approve;
     }

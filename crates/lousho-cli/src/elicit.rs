@@ -21,6 +21,7 @@ pub fn install(options: ConnectOptions) -> ConnectOptions {
     }
     options.elicitation(|request: ElicitationRequest| async move {
         let _turn = crate::approve::TERMINAL.lock().await;
+        let _hold = crate::progress::hold_for_prompt();
         let answer = tokio::task::spawn_blocking(move || {
             ask(
                 &request,

@@ -32,6 +32,7 @@ mod signals;
 mod store;
 #[cfg(target_os = "linux")]
 mod supervise;
+mod table;
 mod tokens;
 mod tools;
 mod version;

@@ -1,64 +1,130 @@
-//! A spinner on stderr while something slow happens (MCP servers connecting).
+//! Progress on stderr while something slow happens: MCP servers connecting,
+//! tools running, the model thinking. An [`indicatif`] spinner when stderr is
+//! a terminal; without one, a plain line once (`connecting MCP servers:
+//! files…`) or nothing. Spinners never touch stdout and carry no colours
+//! (so `NO_COLOR` has nothing to turn off); `lousho mcp` shows none.
+//!
+//! One spinner at a time. A question on the terminal (an approval, a
+//! server's form) takes it down first with [`hold_for_prompt`], and no
+//! spinner starts while one is open.
 
-use std::io::{IsTerminal, Write};
+mod activity;
+
+pub use activity::Activity;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
-use tokio::sync::oneshot;
 
-/// Spins until dropped; then clears its line. When stderr is not a
-/// terminal it prints the message once instead.
+/// The spinner on screen (with its number), and how many prompts are open.
+struct Screen {
+    shown: Option<(u64, ProgressBar)>,
+    next: u64,
+    prompts: usize,
+}
+
+static SCREEN: Mutex<Screen> = Mutex::new(Screen {
+    shown: None,
+    next: 0,
+    prompts: 0,
+});
+
+fn screen() -> MutexGuard<'static, Screen> {
+    SCREEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether spinners are drawn: stderr is a terminal that is not `TERM=dumb`.
+pub fn enabled() -> bool {
+    std::io::stderr().is_terminal() && std::env::var("TERM").ok().is_none_or(|t| t != "dumb")
+}
+
+/// A spinner line; cleared when dropped.
 pub struct Spinner {
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    bar: Option<(u64, ProgressBar)>,
 }
 
 impl Spinner {
-    /// Starts spinning with `message`.
+    /// Spins with `message` on a terminal; otherwise prints `message…` once.
     #[allow(clippy::print_stderr)]
     pub fn start(message: String) -> Self {
-        if !std::io::stderr().is_terminal() {
+        if !enabled() {
             eprintln!("{message}…");
-            return Self {
-                stop: None,
-                task: None,
-            };
+            return Self { bar: None };
         }
-        let (stop, mut stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-            let mut i = 0;
-            loop {
-                let frame = FRAMES[i % FRAMES.len()];
-                {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\r\x1b[2K{frame} {message}");
-                    let _ = err.flush();
-                }
-                i += 1;
-                tokio::select! {
-                    _ = &mut stopped => break,
-                    _ = tokio::time::sleep(Duration::from_millis(80)) => {}
-                }
-            }
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        });
+        Self::quiet(message)
+    }
+
+    /// Spins with `message` on a terminal; otherwise shows nothing.
+    pub fn quiet(message: String) -> Self {
+        if !enabled() {
+            return Self { bar: None };
+        }
+        let mut screen = screen();
+        if screen.prompts > 0 {
+            return Self { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(100));
+        screen.next += 1;
+        let id = screen.next;
+        if let Some((_, old)) = screen.shown.replace((id, bar.clone())) {
+            old.finish_and_clear();
+        }
         Self {
-            stop: Some(stop),
-            task: Some(task),
+            bar: Some((id, bar)),
         }
+    }
+
+    /// Whether it is gone from the screen (a prompt took it down, or
+    /// another spinner replaced it).
+    pub fn is_gone(&self) -> bool {
+        self.bar.as_ref().is_none_or(|(_, bar)| bar.is_finished())
     }
 }
 
 impl Drop for Spinner {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+        if let Some((id, bar)) = self.bar.take() {
+            bar.finish_and_clear();
+            let mut screen = screen();
+            if screen.shown.as_ref().is_some_and(|(shown, _)| *shown == id) {
+                screen.shown = None;
+            }
         }
-        if let Some(task) = self.task.take() {
-            // Let it clear its line; it stops within one frame.
-            std::thread::sleep(Duration::from_millis(5));
-            drop(task);
-        }
+    }
+}
+
+/// Prints `line` on stderr, above the spinner when one is shown.
+#[allow(clippy::print_stderr)]
+pub fn eprint_line(line: &str) {
+    let shown = screen().shown.as_ref().map(|(_, bar)| bar.clone());
+    match shown {
+        Some(bar) => bar.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
+    }
+}
+
+/// While held, no spinner is shown (the one on screen is cleared).
+pub struct PromptHold(());
+
+/// Takes the spinner down for a question on the terminal.
+pub fn hold_for_prompt() -> PromptHold {
+    let mut screen = screen();
+    screen.prompts += 1;
+    if let Some((_, bar)) = screen.shown.take() {
+        bar.finish_and_clear();
+    }
+    PromptHold(())
+}
+
+impl Drop for PromptHold {
+    fn drop(&mut self) {
+        let mut screen = screen();
+        screen.prompts = screen.prompts.saturating_sub(1);
     }
 }

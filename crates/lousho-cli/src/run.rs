@@ -3,6 +3,7 @@
 use crate::cli::RunArgs;
 use crate::exit;
 use crate::load::{self, Approvals, ModelChoice};
+use crate::progress::{self, Activity};
 use crate::servers::Servers;
 use crate::signals::Signals;
 use futures::StreamExt;
@@ -62,9 +63,9 @@ pub async fn run(
                     None => agent.send(message.as_str()),
                 };
                 let reply = if json {
-                    crate::run_json::print_stream(request.stream()).await?
+                    crate::run_json::print_stream(request.stream(), agent.model_name()).await?
                 } else {
-                    print_stream(request.stream()).await?
+                    print_stream(request.stream(), agent.model_name()).await?
                 };
                 finish(reply, session.as_ref(), &origin).await
             }
@@ -182,32 +183,40 @@ pub async fn connect(mcp: &Servers) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Streams the answer to stdout and tool activity to stderr.
-#[allow(clippy::print_stderr)]
-pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
+/// Streams the answer to stdout and tool activity to stderr (with a spinner
+/// on a terminal while the model or the tools work).
+pub async fn print_stream(mut stream: AgentStream, model: &str) -> anyhow::Result<Reply> {
     let mut printed = false;
     let mut ends_with_newline = true;
     let mut out = std::io::stdout();
+    let mut activity = Activity::new(model, true);
+    activity.waiting();
     while let Some(event) = stream.next().await {
         match event? {
             AgentEvent::TextDelta(text) => {
+                activity.writing(false);
                 write!(out, "{text}")?;
                 out.flush()?;
                 printed |= !text.is_empty();
                 ends_with_newline = text.ends_with('\n');
+                activity.writing(ends_with_newline);
             }
             AgentEvent::ToolCallStarted(call) => {
-                eprintln!("→ {} {}", call.name, call.arguments);
+                progress::eprint_line(&format!("→ {} {}", call.name, call.arguments));
+                activity.call_started(&call.id, &call.name);
             }
             AgentEvent::ToolCallFinished { call, output } => {
+                activity.call_finished(&call.id);
                 let text = output.to_model_text();
                 let first = text.lines().next().unwrap_or_default();
                 let short: String = first.chars().take(100).collect();
                 let more = if text.len() > short.len() { " …" } else { "" };
                 let status = if output.is_error { "error" } else { "ok" };
-                eprintln!("← {} {status}: {short}{more}", call.name);
+                progress::eprint_line(&format!("← {} {status}: {short}{more}", call.name));
             }
+            AgentEvent::TurnFinished { .. } => activity.waiting(),
             AgentEvent::Done(reply) => {
+                activity.stop();
                 if !printed && !reply.text.is_empty() {
                     write!(out, "{}", reply.text)?;
                     ends_with_newline = reply.text.ends_with('\n');
@@ -269,7 +278,7 @@ async fn repl(
         let _ = editor.add_history_entry(message);
         let before = signals.now();
         tokio::select! {
-            reply = print_stream(session.send(message).stream()) => {
+            reply = print_stream(session.send(message).stream(), agent.model_name()) => {
                 let saved = match reply {
                     Ok(reply) => finish(reply, Some(session), origin).await.map(|_| ()),
                     Err(e) => Err(e),

@@ -16,16 +16,26 @@
 //! - `error`: `{"type":"error","message"}` the run failed (exit code 1, or
 //!   as docs/cli.md lists), the last line.
 
+use crate::progress::Activity;
 use futures::StreamExt;
 use lousho::agent::AgentStream;
 use lousho::{AgentEvent, Reply};
 use serde_json::{Value, json};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
-/// Writes the stream's events as JSON Lines; returns the reply.
-pub async fn print_stream(mut stream: AgentStream) -> anyhow::Result<Reply> {
+/// Writes the stream's events as JSON Lines; returns the reply. A spinner
+/// shows on stderr when it is a terminal and stdout is not (piped to a script).
+pub async fn print_stream(mut stream: AgentStream, model: &str) -> anyhow::Result<Reply> {
     let mut out = std::io::stdout();
+    let mut activity = Activity::new(model, !std::io::stdout().is_terminal());
+    activity.waiting();
     while let Some(event) = stream.next().await {
+        match &event {
+            Ok(AgentEvent::ToolCallStarted(call)) => activity.call_started(&call.id, &call.name),
+            Ok(AgentEvent::ToolCallFinished { call, .. }) => activity.call_finished(&call.id),
+            Ok(AgentEvent::TurnFinished { .. }) => activity.waiting(),
+            _ => {}
+        }
         let event = match event {
             Ok(event) => event,
             Err(e) => {

@@ -34,22 +34,14 @@ pub async fn run(command: SessionsCommand, store_flag: Option<&str>) -> anyhow::
                     "no sessions (start one: lousho run SPEC --session NAME \"…\")"
                 )?;
             } else {
-                let width = sessions
-                    .iter()
-                    .map(|s| s.id.chars().count())
-                    .max()
-                    .unwrap_or(4)
-                    .max(4);
-                writeln!(out, "{:width$}  {:>8}  updated", "NAME", "MESSAGES")?;
+                let mut table = crate::table::new(&["NAME", "MESSAGES", "UPDATED"]);
                 for s in &sessions {
-                    writeln!(
-                        out,
-                        "{:width$}  {:>8}  {}",
-                        s.id,
-                        s.version,
-                        ago(s.updated_at)
-                    )?;
+                    table.add_row(vec![s.id.clone(), s.version.to_string(), ago(s.updated_at)]);
                 }
+                if let Some(column) = table.column_mut(1) {
+                    column.set_cell_alignment(comfy_table::CellAlignment::Right);
+                }
+                writeln!(out, "{}", crate::table::render(&mut table))?;
             }
         }
         SessionsCommand::Show { name, json } => {

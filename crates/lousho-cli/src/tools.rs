@@ -133,12 +133,11 @@ pub async fn run(
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let pin_header = if pins_shown { " PIN" } else { "" };
-    writeln!(
-        out,
-        "{:<32} {:<12} {:<8} {:<12}{pin_header}",
-        "TOOL", "ORIGIN", "DECISION", "REASON"
-    )?;
+    let mut header = vec!["TOOL", "ORIGIN", "DECISION", "REASON"];
+    if pins_shown {
+        header.push("PIN");
+    }
+    let mut table = crate::table::new(&header);
     for t in &tools {
         let pin = if pins_shown {
             let state = t["pin"].as_str().unwrap_or("-");
@@ -147,40 +146,47 @@ pub async fn run(
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if drift.is_empty() {
-                format!(" {state}")
+                state.to_owned()
             } else {
-                format!(" {state} ({})", drift.join("; "))
+                format!("{state} ({})", drift.join("; "))
             }
         } else {
             String::new()
         };
-        let line = format!(
-            "{:<32} {:<12} {:<8} {:<12}{pin}",
-            t["name"].as_str().unwrap_or_default(),
+        let mut row = vec![
+            t["name"].as_str().unwrap_or_default().to_owned(),
             t["server"]
                 .as_str()
                 .or(t["origin"].as_str())
-                .unwrap_or_default(),
-            t["decision"].as_str().unwrap_or("-"),
-            t["reason"].as_str().unwrap_or("-"),
-        );
-        writeln!(out, "{}", line.trim_end())?;
+                .unwrap_or_default()
+                .to_owned(),
+            t["decision"].as_str().unwrap_or("-").to_owned(),
+            t["reason"].as_str().unwrap_or("-").to_owned(),
+        ];
+        if pins_shown {
+            row.push(pin);
+        }
+        table.add_row(row);
     }
+    writeln!(out, "{}", crate::table::render(&mut table))?;
+    let plural = if tools.len() == 1 { "" } else { "s" };
+    writeln!(out, "({} tool{plural})", tools.len())?;
     if !servers.is_empty() {
         writeln!(out)?;
-        writeln!(out, "{:<20} STATUS", "MCP SERVER")?;
+        let mut table = crate::table::new(&["MCP SERVER", "STATUS"]);
         for (name, s) in &servers {
             let status = s["status"].as_str().unwrap_or_default();
-            match (s["error"].as_str(), s["manifestAgeSecs"].as_u64()) {
-                (Some(e), _) => writeln!(out, "{name:<20} {status}: {e}")?,
-                (None, Some(age)) if status == "cataloged" => writeln!(
-                    out,
-                    "{name:<20} {status} (tools from a manifest {} old; --refresh to reconnect)",
+            let text = match (s["error"].as_str(), s["manifestAgeSecs"].as_u64()) {
+                (Some(e), _) => format!("{status}: {e}"),
+                (None, Some(age)) if status == "cataloged" => format!(
+                    "{status} (tools from a manifest {} old; --refresh to reconnect)",
                     short_age(age)
-                )?,
-                (None, _) => writeln!(out, "{name:<20} {status}")?,
-            }
+                ),
+                (None, _) => status.to_owned(),
+            };
+            table.add_row(vec![name.clone(), text]);
         }
+        writeln!(out, "{}", crate::table::render(&mut table))?;
     }
     Ok(ExitCode::SUCCESS)
 }

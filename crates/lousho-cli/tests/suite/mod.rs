@@ -16,6 +16,7 @@ mod mcp_sessions;
 mod mcp_stdio;
 mod model_options;
 mod pins;
+mod progress_tables;
 mod run;
 mod run_json;
 mod sessions;

@@ -332,6 +332,9 @@ pub struct RunArgs {
     /// Continue (or start) the stored conversation NAME.
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
+    /// Run the agent NAME of the spec's `agents:` instead of its top agent.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// What stdout gets: text (the answer) or json (JSON Lines events, schema in docs/cli.md; needs MESSAGE).
     #[arg(long, value_enum, default_value_t = Output::Text, value_name = "text|json", hide_possible_values = true)]
     pub output: Output,

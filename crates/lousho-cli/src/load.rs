@@ -10,6 +10,7 @@ use lousho::mcp::client::DiskManifestStore;
 use lousho::mcp::{McpClient, McpError, ServerStatus};
 use lousho::model::ModelError;
 use lousho::spec::{AgentSpec, SpecLoader};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ impl Approvals {
 }
 
 /// The model to use instead of the spec's.
+#[derive(Clone)]
 pub enum ModelChoice<'a> {
     /// The spec's own.
     Spec,
@@ -112,6 +114,10 @@ fn host_config(path: &Path) -> Option<String> {
 /// With `catalog`, tool manifests are kept on disk
 /// ([`DiskManifestStore::from_env`]) and servers with a fresh one start only
 /// when one of their tools is called.
+///
+/// The agents of the spec's `agents:` that it lists among its `tools` are
+/// built too (dropped with it: their servers stop on drop); use
+/// [`build_team`] to run or serve them.
 pub fn build(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
@@ -119,7 +125,100 @@ pub fn build(
     tokens: Option<&Path>,
     catalog: bool,
 ) -> anyhow::Result<(Agent, Option<Servers>)> {
+    let team = build_team(spec, model.clone(), approvals, tokens, catalog)?;
+    build_one(spec, model, approvals, tokens, catalog, &team)
+}
+
+/// Builds the agent to run: the spec's top agent, or with `agent` the one of
+/// its `agents:` by that name; with the team, to close at the end.
+pub fn build_chosen(
+    spec: &AgentSpec,
+    agent: Option<&str>,
+    model: ModelChoice<'_>,
+    approvals: Approvals,
+    tokens: Option<&Path>,
+    catalog: bool,
+) -> anyhow::Result<(Agent, Option<Servers>, Team)> {
+    let team = build_team(spec, model.clone(), approvals, tokens, catalog)?;
+    let (agent, mcp) = match agent {
+        None => build_one(spec, model, approvals, tokens, catalog, &team)?,
+        Some(name) => match team.agents.get(name) {
+            Some(chosen) => chosen.clone(),
+            None => {
+                let names: Vec<&str> = team.agents.keys().map(String::as_str).collect();
+                anyhow::bail!(crate::exit::Usage(format!(
+                    "--agent {name}: {} has no agent `{name}` under `agents:`; {}",
+                    spec.path.display(),
+                    if names.is_empty() {
+                        "it defines none".to_owned()
+                    } else {
+                        format!("its agents are: {}", names.join(", "))
+                    }
+                )));
+            }
+        },
+    };
+    Ok((agent, mcp, team))
+}
+
+/// The agents of a spec's `agents:`, built (each with the agents it calls
+/// as tools), with their MCP servers.
+pub struct Team {
+    /// By name: the agent and its servers.
+    pub agents: BTreeMap<String, (Agent, Option<Servers>)>,
+}
+
+impl Team {
+    /// Closes every agent's servers.
+    pub async fn close(&self) {
+        futures::future::join_all(self.agents.values().map(|(a, _)| a.close())).await;
+    }
+}
+
+/// Builds the agents of `spec`'s `agents:` (each after those it calls).
+pub fn build_team(
+    spec: &AgentSpec,
+    model: ModelChoice<'_>,
+    approvals: Approvals,
+    tokens: Option<&Path>,
+    catalog: bool,
+) -> anyhow::Result<Team> {
+    let mut agents = BTreeMap::new();
+    for name in spec.agent_order() {
+        let Some(sub) = spec.agents.get(name) else {
+            continue;
+        };
+        let team = Team { agents };
+        let built = build_one(sub, model.clone(), approvals, tokens, catalog, &team)
+            .map_err(|e| e.context(format!("agents.{name}")))?;
+        agents = team.agents;
+        agents.insert(name.to_owned(), built);
+    }
+    Ok(Team { agents })
+}
+
+/// Builds one agent of a spec file (the top one or one of its `agents`),
+/// giving it the agents of `team` it lists among its tools.
+pub fn build_one(
+    spec: &AgentSpec,
+    model: ModelChoice<'_>,
+    approvals: Approvals,
+    tokens: Option<&Path>,
+    catalog: bool,
+    team: &Team,
+) -> anyhow::Result<(Agent, Option<Servers>)> {
     let mut builder = spec.agent_builder_without_mcp()?;
+    let built: BTreeMap<String, Agent> = team
+        .agents
+        .iter()
+        .map(|(n, (a, _))| (n.clone(), a.clone()))
+        .collect();
+    builder = builder.tools(
+        spec.agent_tools_from(&built)
+            .into_iter()
+            .map(|t| Arc::new(t) as Arc<dyn lousho::Tool>)
+            .collect::<Vec<_>>(),
+    );
     builder = match model {
         ModelChoice::Spec => {
             if spec.model.is_none() {

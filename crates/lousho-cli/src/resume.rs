@@ -43,10 +43,19 @@ pub async fn run(
     let choice = model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, choice, Approvals::TerminalOrPause, tokens, catalog)?;
+    let chosen = paused.context["agent"].as_str().map(str::to_owned);
+    let (agent, mcp, team) = load::build_chosen(
+        &spec,
+        chosen.as_deref(),
+        choice,
+        Approvals::TerminalOrPause,
+        tokens,
+        catalog,
+    )?;
     let origin = Origin {
         spec: spec_path,
         model,
+        agent: chosen,
         store_flag,
     };
     let work = async {
@@ -71,6 +80,7 @@ pub async fn run(
         signal = signals.any() => Err(signal),
     };
     agent.close().await;
+    team.close().await;
     match outcome {
         Ok(result) => result,
         Err(signal) => Ok(signal.exit_code()),

@@ -29,7 +29,14 @@ pub async fn run(
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
-    let (agent, mcp) = load::build(&spec, model, Approvals::TerminalOrPause, tokens, catalog)?;
+    let (agent, mcp, team) = load::build_chosen(
+        &spec,
+        args.agent.as_deref(),
+        model,
+        Approvals::TerminalOrPause,
+        tokens,
+        catalog,
+    )?;
     let one_message = args.message.is_some();
     let json = args.json || args.output == crate::cli::Output::Json;
     if json && !one_message {
@@ -40,6 +47,7 @@ pub async fn run(
     let origin = Origin {
         spec: std::path::absolute(&args.spec)?,
         model: args.model.clone(),
+        agent: args.agent.clone(),
         store_flag,
     };
     let session = match &args.session {
@@ -87,6 +95,7 @@ pub async fn run(
         }
     };
     agent.close().await;
+    team.close().await;
     match outcome {
         Ok(result) => result,
         Err(signal) => Ok(signal.exit_code()),
@@ -99,6 +108,8 @@ pub struct Origin<'a> {
     pub spec: std::path::PathBuf,
     /// The --model override.
     pub model: Option<String>,
+    /// The --agent choice.
+    pub agent: Option<String>,
     /// The --store flag.
     pub store_flag: Option<&'a str>,
 }
@@ -136,6 +147,7 @@ async fn save_paused(
     let mut paused = PausedRun::new(state).context(json!({
         "spec": origin.spec.to_string_lossy(),
         "model": origin.model,
+        "agent": origin.agent,
     }));
     if let Some(id) = session.and_then(|s| s.id()) {
         paused = paused.session(id);

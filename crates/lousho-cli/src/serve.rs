@@ -53,27 +53,45 @@ pub async fn run(
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
-    let (agent, mcp) = load::build(&spec, model, Approvals::Nobody, tokens, catalog)?;
+    let team = load::build_team(&spec, model.clone(), Approvals::Nobody, tokens, catalog)?;
     let name = spec.name.clone().unwrap_or_else(|| {
         spec.path
             .file_stem()
             .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
     });
-    let mut options = ServeOptions::new(agent.clone())
-        .name(name.clone())
-        .approvals(match spec.serve.approvals {
-            lousho::spec::Approvals::Elicit => ServeApprovals::Elicit,
-            lousho::spec::Approvals::Allow => ServeApprovals::Allow,
-            _ => ServeApprovals::Deny,
-        });
+    // The top agent, unless the file only defines `agents:` (no model).
+    let serves_top = spec.agents.is_empty() || spec.model.is_some() || args.model.is_some();
+    let mut more = team.agents.iter();
+    let (agent, mcp, mut options) = if serves_top {
+        let (agent, mcp) =
+            load::build_one(&spec, model, Approvals::Nobody, tokens, catalog, &team)?;
+        let mut options = ServeOptions::new(agent.clone()).name(name.clone());
+        if let Some(description) = &spec.description {
+            options = options.description(description.clone());
+        }
+        (agent, mcp, options)
+    } else {
+        let Some((first, (agent, mcp))) = more.next() else {
+            anyhow::bail!("{}: no agent to serve", spec.path.display());
+        };
+        let options = ServeOptions::new(agent.clone())
+            .name(name.clone())
+            .tool_name(first.clone());
+        (agent.clone(), mcp.clone(), options)
+    };
+    for (tool_name, (extra, _)) in more {
+        options = options.agent(tool_name.clone(), extra.clone());
+    }
+    options = options.approvals(match spec.serve.approvals {
+        lousho::spec::Approvals::Elicit => ServeApprovals::Elicit,
+        lousho::spec::Approvals::Allow => ServeApprovals::Allow,
+        _ => ServeApprovals::Deny,
+    });
     if let Some(t) = spec.serve.approval_timeout {
         options = options.approval_timeout(t);
     }
     if let Some(n) = spec.serve.max_line_bytes {
         options = options.max_line_bytes(n);
-    }
-    if let Some(description) = &spec.description {
-        options = options.description(description.clone());
     }
     if spec.serve.sessions {
         // serve.sessions: the conversations live in the session store
@@ -82,6 +100,7 @@ pub async fn run(
             r = crate::store::open(store_flag) => r?,
             signal = signals.any() => {
                 agent.close().await;
+                team.close().await;
                 return Ok(signal.exit_code());
             }
         };
@@ -96,6 +115,7 @@ pub async fn run(
                 r = load::connect(mcp, false, false) => r?,
                 signal = signals.any() => {
                     agent.close().await;
+                    team.close().await;
                     return Ok(signal.exit_code());
                 }
             }
@@ -172,6 +192,7 @@ pub async fn run(
         }
     };
     agent.close().await;
+    team.close().await;
     served?;
     Ok(signal.map_or(ExitCode::SUCCESS, crate::signals::Signal::exit_code))
 }

@@ -224,3 +224,35 @@ pub fn fixture_options_for(agent: Agent, probe: &CancelProbe) -> ServeOptions {
         .description("Ask the fixture agent")
         .tools((lookup_order(), echo(), cancel_status(probe), delete_order()))
 }
+
+/// Several agents on one server (`lousho-test-server --agents`): `team`
+/// calls `writer` as a tool, which calls `researcher` as a tool (agents as
+/// tools, in process); each of the three is also served as its own tool.
+/// Every agent uses the `test` model: it calls each tool it has once, then
+/// reports the results; without tools it echoes the message.
+pub fn team_options() -> ServeOptions {
+    let build = |name: &str, description: &str, tools: Vec<lousho::agent::AgentTool>| {
+        Agent::builder()
+            .name(name)
+            .description(description)
+            .model("test")
+            .tools(tools)
+            .build()
+            .expect("the team's agents build")
+    };
+    let researcher = build("researcher", "Finds facts", Vec::new());
+    let writer = build(
+        "writer",
+        "Writes, asking the researcher",
+        vec![researcher.as_tool("researcher", "Ask the researcher")],
+    );
+    let team = build(
+        "team",
+        "The team lead",
+        vec![writer.as_tool("writer", "Ask the writer")],
+    );
+    ServeOptions::new(team)
+        .name("team")
+        .agent("writer", writer)
+        .agent("researcher", researcher)
+}

@@ -14,6 +14,8 @@ mod session;
 mod state;
 mod stream;
 
+#[cfg(any(feature = "mcp-server", feature = "spec"))]
+pub(crate) use as_tool::agent_description;
 #[cfg(feature = "mcp-server")]
 pub(crate) use as_tool::message_schema;
 pub use as_tool::{AgentTool, DEFAULT_MAX_AGENT_DEPTH};

@@ -54,6 +54,7 @@
 //! # Ok(()) }
 //! ```
 
+mod agents;
 mod error;
 mod file;
 #[cfg(feature = "mcp-client")]
@@ -110,6 +111,12 @@ pub struct AgentSpec {
     pub prompt: Option<String>,
     /// Built-in tools by name (checked).
     pub tools: Vec<String>,
+    /// The agents of the file's `agents:` this agent calls as tools (named
+    /// in `tools`; see [`AgentSpec::build_agents`]).
+    pub agent_tools: Vec<String>,
+    /// The file's other agents (`agents:`), by name; only the top spec has
+    /// them.
+    pub agents: BTreeMap<String, AgentSpec>,
     /// The file tools' folder (absolute or relative to the working directory).
     pub workspace: PathBuf,
     /// The most model turns per run.
@@ -268,8 +275,14 @@ impl SpecLoader {
     /// [`max_file_bytes`](Self::max_file_bytes).
     pub fn load(&self, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
         let path = path.as_ref();
+        let text = self.read(path)?;
+        self.parse(&text, path)
+    }
+
+    /// Reads a spec file's text, bounded.
+    fn read(&self, path: &Path) -> Result<String, SpecError> {
         let limit = self.limit();
-        let text = read_bounded(path, limit).map_err(|e| {
+        read_bounded(path, limit).map_err(|e| {
             let kind = match e {
                 ReadError::TooLarge => SpecErrorKind::TooLarge { limit },
                 ReadError::NotAFile(kind) => SpecErrorKind::NotAFile(kind.to_owned()),
@@ -282,8 +295,7 @@ impl SpecLoader {
                 }
             };
             SpecError::new(path, kind)
-        })?;
-        self.parse(&text, path)
+        })
     }
 
     /// Loads a spec from its text; `path` names it in errors and is where
@@ -293,7 +305,16 @@ impl SpecLoader {
     /// `{…}` collections nest more than 64 levels deep, is refused before
     /// the YAML parser sees it (it would take seconds to minutes on it).
     pub fn parse(&self, text: &str, path: impl AsRef<Path>) -> Result<AgentSpec, SpecError> {
-        let path = path.as_ref();
+        self.parse_in(text, path.as_ref(), &agents::Scope::Top)
+    }
+
+    /// [`parse`](Self::parse), as the top spec or as one of its `agents`.
+    fn parse_in(
+        &self,
+        text: &str,
+        path: &Path,
+        scope: &agents::Scope,
+    ) -> Result<AgentSpec, SpecError> {
         let err = |kind| SpecError::new(path, kind);
         // 0. Bounds the parser's time.
         let limit = self.limit();
@@ -326,7 +347,7 @@ impl SpecLoader {
                 .at(line_of_key(text, &key), None)
                 .key(key)
         })?;
-        self.resolve(file, path, text)
+        self.resolve(file, path, text, scope)
     }
 
     fn expand(
@@ -381,7 +402,13 @@ impl SpecLoader {
         })
     }
 
-    fn resolve(&self, file: SpecFile, path: &Path, text: &str) -> Result<AgentSpec, SpecError> {
+    fn resolve(
+        &self,
+        mut file: SpecFile,
+        path: &Path,
+        text: &str,
+        scope: &agents::Scope,
+    ) -> Result<AgentSpec, SpecError> {
         let dir = path
             .parent()
             .map(Path::to_path_buf)
@@ -422,7 +449,17 @@ impl SpecLoader {
         if let Some(n) = model_options.max_output_tokens {
             model_settings = model_settings.max_tokens(n);
         }
+        let agent_entries = file.agents.take().unwrap_or_default();
+        let agent_names = scope.names(path, &agent_entries)?;
+        let (agent_tools, builtin): (Vec<String>, Vec<String>) = file
+            .tools
+            .iter()
+            .cloned()
+            .partition(|t| agent_names.contains(t));
         for (i, name) in file.tools.iter().enumerate() {
+            if agent_names.contains(name) {
+                continue;
+            }
             if cfg!(not(feature = "builtin")) {
                 return Err(at_key(
                     SpecErrorKind::MissingFeature {
@@ -496,7 +533,7 @@ impl SpecLoader {
                 sessions: s.sessions,
             },
         };
-        Ok(AgentSpec {
+        let mut spec = AgentSpec {
             path: path.to_path_buf(),
             name: file.name,
             description: file.description,
@@ -504,7 +541,9 @@ impl SpecLoader {
             base_url: model_options.base_url,
             model_settings,
             prompt: file.prompt,
-            tools: file.tools,
+            tools: builtin,
+            agent_tools,
+            agents: BTreeMap::new(),
             workspace: file
                 .workspace
                 .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
@@ -520,7 +559,9 @@ impl SpecLoader {
             permissions,
             serve,
             telemetry: file.telemetry.map(TelemetrySpec::from).unwrap_or_default(),
-        })
+        };
+        spec.agents = self.resolve_agents(agent_entries, &agent_names, &dir, path, text)?;
+        Ok(spec)
     }
 }
 

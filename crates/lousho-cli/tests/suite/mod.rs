@@ -1,3 +1,4 @@
+mod agents;
 mod bad_spec;
 mod call;
 mod catalog;

@@ -6,9 +6,12 @@
 //! Either: `--approvals deny|elicit|allow` (`--allow-approval-tools` is
 //! `allow`; with any of them the agent can also call `delete_order`, which
 //! needs approval: ask it to "delete order 42") and `--approval-timeout-ms N`.
+//! `--agents` serves several agents instead (`serve::team_options`).
 
 use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, serve_mcp};
-use lousho_testkit::serve::{CancelProbe, approvals_agent, fixture_options, fixture_options_for};
+use lousho_testkit::serve::{
+    CancelProbe, approvals_agent, fixture_options, fixture_options_for, team_options,
+};
 use std::time::Duration;
 
 #[cfg(not(feature = "otel"))]
@@ -63,6 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
     let mut options = match approvals {
+        _ if args.iter().any(|a| a == "--agents") => team_options(),
         Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
         None => fixture_options(&probe),
     };

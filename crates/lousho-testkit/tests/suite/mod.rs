@@ -21,6 +21,7 @@ mod mcp_processes;
 mod mcp_tools;
 mod mcp_trust;
 mod peers;
+mod serve_agents;
 mod serve_approvals;
 mod serve_interop;
 mod serve_stdio;

@@ -89,6 +89,15 @@ pub(crate) fn message_schema() -> Value {
     })
 }
 
+/// An agent tool's description: the agent's, else one naming it.
+#[cfg_attr(not(any(feature = "mcp-server", feature = "spec")), allow(dead_code))]
+pub(crate) fn agent_description(name: &str, agent: &Agent) -> String {
+    agent.description().map_or_else(
+        || format!("Ask the {name} agent. Each call is a fresh conversation."),
+        str::to_owned,
+    )
+}
+
 impl Agent {
     /// This agent as a tool another agent can call (in process): the tool
     /// takes `{ "message": string }`, runs a fresh conversation of this

@@ -44,6 +44,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         description,
         tool_name,
         tools,
+        agents: more_agents,
         transport,
         auth,
         approvals,
@@ -108,29 +109,42 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         .into());
     }
 
-    let reachable = if !agent.has_tool_sources() {
-        Some(agent.tools()?)
-    } else {
-        match agent.ready().await {
-            Ok(()) => Some(agent.tools()?),
-            Err(e) => {
-                tracing::warn!(error = %e, "a tool source is not ready; advertising the agent tool as not read-only");
-                None
-            }
+    let mut agent_tools = vec![(
+        agent_listing(&agent, tool_name, description.clone(), store.is_some()).await?,
+        agent.clone(),
+    )];
+    for (name, extra) in more_agents {
+        if !is_valid_tool_name(&name) {
+            return Err(ServeError::InvalidToolName(name));
         }
-    };
-    let agent_annotations = agent_tool_annotations(&agent, reachable.as_ref());
-    let mut agent_tool = rmcp::model::Tool::new(
-        tool_name,
-        description.clone(),
-        Arc::new(match agent_tool::input_schema(store.is_some()) {
-            serde_json::Value::Object(o) => o,
-            _ => serde_json::Map::new(),
-        }),
-    )
-    .with_annotations(to_rmcp_annotations(&agent_annotations));
-    if store.is_some() {
-        agent_tool.output_schema = Some(Arc::new(sessions::output_schema()));
+        let first = agent_tools
+            .iter()
+            .map(|(t, _)| t)
+            .find(|t| t.name == name)
+            .map(|t| {
+                format!(
+                    "the agent tool (\"{}\")",
+                    t.description.as_deref().unwrap_or_default()
+                )
+            })
+            .or_else(|| {
+                direct
+                    .get(&name)
+                    .map(|t| format!("a direct tool (\"{}\")", t.spec().description))
+            });
+        let extra_description = crate::agent::agent_description(&name, &extra);
+        if let Some(first) = first {
+            return Err(crate::tool::DuplicateToolError {
+                name,
+                first,
+                second: format!("the agent tool (\"{extra_description}\")"),
+            }
+            .into());
+        }
+        agent_tools.push((
+            agent_listing(&extra, name, extra_description, store.is_some()).await?,
+            extra,
+        ));
     }
     let direct_listed = direct
         .iter()
@@ -143,7 +157,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         agent,
         server_name,
         description,
-        agent_tool,
+        agent_tools,
         direct,
         direct_listed,
         shutdown: shutdown.clone(),
@@ -188,4 +202,39 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             ))
         }
     }
+}
+
+/// An agent's tool as `tools/list` shows it: `{ "message": string }` in,
+/// annotations from the tools it can reach.
+async fn agent_listing(
+    agent: &crate::Agent,
+    tool_name: String,
+    description: String,
+    sessions: bool,
+) -> Result<rmcp::model::Tool, ServeError> {
+    let reachable = if !agent.has_tool_sources() {
+        Some(agent.tools()?)
+    } else {
+        match agent.ready().await {
+            Ok(()) => Some(agent.tools()?),
+            Err(e) => {
+                tracing::warn!(error = %e, "a tool source is not ready; advertising the agent tool as not read-only");
+                None
+            }
+        }
+    };
+    let annotations = agent_tool_annotations(agent, reachable.as_ref());
+    let mut tool = rmcp::model::Tool::new(
+        tool_name,
+        description,
+        Arc::new(match agent_tool::input_schema(sessions) {
+            serde_json::Value::Object(o) => o,
+            _ => serde_json::Map::new(),
+        }),
+    )
+    .with_annotations(to_rmcp_annotations(&annotations));
+    if sessions {
+        tool.output_schema = Some(Arc::new(sessions::output_schema()));
+    }
+    Ok(tool)
 }

@@ -46,6 +46,51 @@ pub(crate) struct SpecFile {
     pub serve: Option<ServeFile>,
     /// Traces (OpenTelemetry) and the cost estimate.
     pub telemetry: Option<super::telemetry::TelemetryFile>,
+    /// More agents by name, each an inline spec or the path of a spec file (relative to this file). `lousho mcp` serves each as one more tool; any agent of the file lists others by name among its `tools` to call them; `lousho run --agent NAME` runs one.
+    pub agents: Option<std::collections::BTreeMap<String, AgentEntryFile>>,
+}
+
+/// One entry of `agents:`: an inline spec, or the path of a spec file.
+#[derive(Debug)]
+pub(crate) enum AgentEntryFile {
+    Path(String),
+    Inline(Box<SpecFile>),
+}
+
+impl<'de> Deserialize<'de> for AgentEntryFile {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AgentEntryFile;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an agent spec (a map), or the path of an agent spec file")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(AgentEntryFile::Path(v.to_owned()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                SpecFile::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|f| AgentEntryFile::Inline(Box::new(f)))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for AgentEntryFile {
+    fn schema_name() -> Cow<'static, str> {
+        "AgentEntry".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let spec = generator.subschema_for::<SpecFile>();
+        json_schema!({
+            "oneOf": [
+                spec,
+                { "type": "string", "description": "The path of an agent spec file, relative to this file." }
+            ]
+        })
+    }
 }
 
 /// Without the `mcp-client` feature the entries are kept as plain values:

@@ -40,6 +40,8 @@ mod run_request;
 mod session_processes;
 mod session_store;
 #[cfg(feature = "spec")]
+mod spec_agents;
+#[cfg(feature = "spec")]
 mod spec_files;
 #[cfg(feature = "spec")]
 mod spec_limits;

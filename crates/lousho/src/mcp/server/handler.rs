@@ -38,8 +38,10 @@ pub(crate) struct LoushoServer {
 }
 
 struct Inner {
+    /// The first agent: its permission rules gate the direct tools.
     agent: Agent,
-    agent_tool: String,
+    /// Each agent tool's agent, by tool name.
+    agents: HashMap<String, Agent>,
     info: ServerConfig,
     list: Vec<Tool>,
     by_name: HashMap<String, Tool>,
@@ -60,7 +62,8 @@ pub(crate) struct Served {
     pub(crate) agent: Agent,
     pub(crate) server_name: String,
     pub(crate) description: String,
-    pub(crate) agent_tool: Tool,
+    /// Each agent's tool (the first agent's first) and its agent.
+    pub(crate) agent_tools: Vec<(Tool, Agent)>,
     pub(crate) direct: ToolSet,
     pub(crate) direct_listed: Vec<Tool>,
     pub(crate) shutdown: CancellationToken,
@@ -75,7 +78,7 @@ impl LoushoServer {
             agent,
             server_name,
             description,
-            agent_tool,
+            agent_tools,
             direct,
             direct_listed,
             shutdown,
@@ -83,9 +86,12 @@ impl LoushoServer {
             approval,
             store,
         } = served;
-        let mut list = Vec::with_capacity(direct_listed.len() + 1);
-        let agent_tool_name = agent_tool.name.to_string();
-        list.push(agent_tool);
+        let mut list = Vec::with_capacity(direct_listed.len() + agent_tools.len());
+        let mut agents = HashMap::new();
+        for (tool, agent) in agent_tools {
+            agents.insert(tool.name.to_string(), agent);
+            list.push(tool);
+        }
         list.extend(direct_listed);
         let by_name = list
             .iter()
@@ -103,7 +109,7 @@ impl LoushoServer {
         Self {
             inner: Arc::new(Inner {
                 agent,
-                agent_tool: agent_tool_name,
+                agents,
                 info,
                 list,
                 by_name,
@@ -224,14 +230,14 @@ impl LoushoServer {
         // which cancels `cx.ct` (see `http/screen.rs`).
         let request_cancel = cx.ct.child_token();
         let id = cx.id.to_string();
-        if request.name == inner.agent_tool {
+        if let Some(agent) = inner.agents.get(request.name.as_ref()) {
             let progress = match cx.meta.get_progress_token() {
                 Some(t) => ProgressTo::Run(t, Default::default()),
                 None => ProgressTo::Nowhere,
             };
             let channel = self.channel(&cx, progress);
             return match agent_tool::call(
-                &inner.agent,
+                agent,
                 request.arguments,
                 &request_cancel,
                 run_cancel,

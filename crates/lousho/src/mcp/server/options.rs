@@ -51,6 +51,8 @@ pub struct ServeOptions {
     pub(crate) description: Option<String>,
     pub(crate) tool_name: Option<String>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
+    /// More agents, each served as one more tool: (tool name, agent).
+    pub(crate) agents: Vec<(String, Agent)>,
     pub(crate) transport: ServeTransport,
     pub(crate) auth: Option<Auth>,
     pub(crate) approvals: ServeApprovals,
@@ -74,6 +76,14 @@ impl fmt::Debug for ServeOptions {
                     .map(|t| t.spec().name.clone())
                     .collect::<Vec<_>>(),
             )
+            .field(
+                "agents",
+                &self
+                    .agents
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .field("transport", &self.transport)
             .field("auth", &self.auth)
             .field("approvals", &self.approvals)
@@ -93,6 +103,7 @@ impl ServeOptions {
             description: None,
             tool_name: None,
             tools: Vec::new(),
+            agents: Vec::new(),
             transport: ServeTransport::Stdio,
             auth: None,
             approvals: ServeApprovals::Deny,
@@ -150,6 +161,15 @@ impl ServeOptions {
     /// [`approvals`](Self::approvals) is `Elicit` or `Allow`.
     pub fn tools(mut self, tools: impl IntoTools) -> Self {
         self.tools.extend(tools.into_tools());
+        self
+    }
+
+    /// Also serves `agent` as one more tool named `tool_name`, taking
+    /// `{ "message": string }` like the first (its description is the
+    /// agent's, else one naming it). Approvals, auth and the transport are
+    /// the server's; each agent's own permission rules decide its calls.
+    pub fn agent(mut self, tool_name: impl Into<String>, agent: Agent) -> Self {
+        self.agents.push((tool_name.into(), agent));
         self
     }
 

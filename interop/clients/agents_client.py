@@ -1,0 +1,44 @@
+"""Lists a lousho server's tools with the official Python MCP SDK and calls
+every agent tool (those taking `message`); prints a JSON report on stdout.
+
+usage: python agents_client.py stdio <server command> [args...]
+       python agents_client.py http <url>
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def exercise(session: ClientSession) -> dict:
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    report: dict = {"tools": [t.name for t in tools], "calls": {}}
+    for tool in tools:
+        if "message" not in (tool.input_schema or {}).get("properties", {}):
+            continue
+        result = await session.call_tool(tool.name, {"message": f"hello {tool.name}"})
+        report["calls"][tool.name] = {
+            "isError": bool(result.is_error),
+            "text": result.content[0].text if result.content else "",
+        }
+    return report
+
+
+async def main() -> None:
+    if sys.argv[1] == "stdio":
+        params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                report = await exercise(session)
+    else:
+        async with streamable_http_client(sys.argv[2]) as (read, write):
+            async with ClientSession(read, write) as session:
+                report = await exercise(session)
+    print(json.dumps(report))
+
+
+anyio.run(main)

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 const AFTER_HELP: &str = "\
 Exit codes:
   0    success (also when stdout is closed early, as by `| head`)
-  1    the run, the model or the tool failed (a denied or failed tool call included)
+  1    the run, the model or the tool failed (a denied or failed tool call included);
+       doctor: a check failed
   2    bad command line, spec file or setup (e.g. a missing API key)
   3    an MCP server could not connect
   4    the run paused for approval with no terminal to ask; it was saved, and
@@ -204,6 +205,22 @@ warning and shows in `lousho tools`); `pin: enforce` holds new or changed
 tools back (never offered to the model, calls denied) until `lousho pin`
 accepts them. Writing shows what it accepts. Every server must connect.")]
     Pin(PinArgs),
+    /// Check a spec (or this machine) for what commonly goes wrong, and say what to do.
+    #[command(after_help = "\
+Examples:
+  lousho doctor                    # this machine: folders, API keys, node/npx/uvx
+  lousho doctor agent.yaml         # and the spec: model key, each MCP server started
+  lousho doctor agent.yaml --json  # {\"ok\": bool, \"checks\": [{\"check\", \"status\", \"detail\", \"next\"}]}
+
+Checks: the spec loads; its model's API key variable is set (named, never
+shown); each stdio server's command is on PATH and an npx/uvx package names
+its version; each MCP server starts (how long it took, its tools, about how
+many tokens their definitions cost); the cache, session store and token
+folders are writable. Each row is ok, warn or FAIL, and the rows that need
+something say what next.
+
+Exit code 0 when no check failed (warnings allowed), 1 when one did.")]
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = "\
 Examples:
@@ -232,6 +249,19 @@ pub struct PinArgs {
     /// Write nothing; exit 1 when any tool is new, changed or removed since pinned.
     #[arg(long)]
     pub check: bool,
+}
+
+/// `lousho doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The agent spec file to check (without one: only this machine).
+    pub spec: Option<PathBuf>,
+    /// Check this model instead of the spec's.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// One JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `lousho completions`.

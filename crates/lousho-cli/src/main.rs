@@ -13,6 +13,7 @@ mod browser;
 mod call;
 mod cli;
 mod completions;
+mod doctor;
 mod elicit;
 mod exit;
 mod import;
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
                 | Command::Tools(_)
                 | Command::Call(_)
                 | Command::Pin(_)
+                | Command::Doctor(_)
         );
         let supervised = supervise::is_supervised();
         if starts_servers
@@ -132,6 +134,7 @@ fn main() -> ExitCode {
             },
             Command::Init(args) => init::run(args),
             Command::Completions(args) => completions::run(args),
+            Command::Doctor(args) => doctor::run(args, store, tokens, &signals).await,
         }
     });
     // Stdio children of MCP servers are stopped by `close()`; do not wait

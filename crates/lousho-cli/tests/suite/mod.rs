@@ -5,6 +5,7 @@ mod catalog;
 mod common;
 mod completions;
 mod dead_server;
+mod doctor;
 mod exit_codes;
 mod field_order;
 mod help;

@@ -256,3 +256,26 @@ pub fn team_options() -> ServeOptions {
         .agent("writer", writer)
         .agent("researcher", researcher)
 }
+
+/// Agents on the calling client's model (`lousho-test-server --sampling`):
+/// `sampler` (`model: sampling`, prompt "You look up orders.", the
+/// `lookup_order` tool) and `plain` (`model: sampling`, no tools).
+pub fn sampling_options() -> ServeOptions {
+    let sampler = Agent::builder()
+        .name("sampler")
+        .description("Looks up orders with the client's model")
+        .model("sampling")
+        .prompt("You look up orders.")
+        .tool(lookup_order())
+        .build()
+        .expect("the sampling agent builds");
+    let plain = Agent::builder()
+        .name("plain")
+        .description("Answers with the client's model")
+        .model("sampling")
+        .build()
+        .expect("the sampling agent builds");
+    ServeOptions::new(sampler)
+        .name("sampler")
+        .agent("plain", plain)
+}

@@ -13,6 +13,7 @@ mod run;
 mod session;
 mod state;
 mod stream;
+mod text_progress;
 
 #[cfg(any(feature = "mcp-server", feature = "spec"))]
 pub(crate) use as_tool::agent_description;
@@ -31,6 +32,8 @@ pub use request::RunRequest;
 pub use session::Session;
 pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
+pub use text_progress::TEXT_PROGRESS_INTERVAL;
+pub(crate) use text_progress::{TextProgress, sleep_until_due};
 
 use crate::model::{Message, Model, ModelSettings, ToolDefinition};
 use crate::policy::{ApprovalHandler, CompiledPermissions, Decisions, ToolDecision};

@@ -20,6 +20,7 @@ mod price;
 mod provider;
 mod request;
 mod resolve;
+mod sampling;
 pub mod testing;
 
 pub use anthropic::{
@@ -37,6 +38,8 @@ pub use request::{ModelRequest, ModelSettings, ToolDefinition};
 #[cfg(feature = "spec")]
 pub(crate) use resolve::resolve_model_at;
 pub use resolve::{ModelFactory, ModelRef, resolve_model, resolve_model_with_env};
+pub(crate) use sampling::with_client as with_sampling_client;
+pub use sampling::{SAMPLING_MODEL, SamplingModel};
 
 use futures::stream::BoxStream;
 

@@ -6,11 +6,13 @@
 //! Either: `--approvals deny|elicit|allow` (`--allow-approval-tools` is
 //! `allow`; with any of them the agent can also call `delete_order`, which
 //! needs approval: ask it to "delete order 42") and `--approval-timeout-ms N`.
-//! `--agents` serves several agents instead (`serve::team_options`).
+//! `--agents` serves several agents instead (`serve::team_options`);
+//! `--sampling` agents on the client's model (`serve::sampling_options`).
 
 use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, serve_mcp};
 use lousho_testkit::serve::{
-    CancelProbe, approvals_agent, fixture_options, fixture_options_for, team_options,
+    CancelProbe, approvals_agent, fixture_options, fixture_options_for, sampling_options,
+    team_options,
 };
 use std::time::Duration;
 
@@ -67,6 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut options = match approvals {
         _ if args.iter().any(|a| a == "--agents") => team_options(),
+        _ if args.iter().any(|a| a == "--sampling") => sampling_options(),
         Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
         None => fixture_options(&probe),
     };

@@ -111,10 +111,22 @@ fn python_client_over_stdio_calls_the_served_agent() {
     let server = test_server();
     let report = run_client(&py, "mcp_client.py", &["stdio", server.to_str().unwrap()]);
     assert_served_agent(&report);
+    let messages: Vec<&str> = report["agent_progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
     assert_eq!(
-        report["agent_progress"].as_array().unwrap().len(),
-        4,
-        "one per tool event and turn"
+        messages,
+        [
+            "calling tool lookup_order",
+            "tool lookup_order finished",
+            "turn 1 finished",
+            r#"Tool results: lookup_order: {"id":"42","status":"shipped"}"#,
+            "turn 2 finished"
+        ],
+        "one per tool event and turn, and the answer's text as it is written"
     );
 }
 

@@ -6,10 +6,12 @@
 //! token usage adds to the calling run's [`Reply`](super::Reply), and a depth
 //! limit stops agents that call each other without end.
 
-use super::{Agent, AgentError, RequestUsage};
+use super::{Agent, AgentError, AgentEvent, RequestUsage, TextProgress};
 use crate::policy::ApprovalHandler;
+use crate::tool::ClientChannel;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use async_trait::async_trait;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -175,10 +177,15 @@ impl AgentTool {
         if let Some(handler) = ctx.parent.approval_handler.clone() {
             request = request.approval_handler_arc(handler);
         }
-        if let Some(client) = ctx.client.clone() {
-            request = request.tool_client(client);
-        }
-        let reply = request.await.map_err(failed)?;
+        let reply = match ctx.client.clone() {
+            None => request.await.map_err(failed)?,
+            Some(client) => {
+                let request = request.tool_client(client.clone());
+                stream_named(&name, request, client.as_ref())
+                    .await
+                    .map_err(failed)?
+            }
+        };
         if let Some(sink) = &ctx.parent.usage {
             sink.add(reply.requests.iter().cloned());
         }
@@ -194,6 +201,45 @@ impl AgentTool {
             )));
         }
         Ok(ToolOutput::text(reply.text))
+    }
+}
+
+/// Runs `request`, sending its partial text to the MCP client as progress
+/// messages named after the tool (`name: text`), throttled.
+async fn stream_named(
+    name: &str,
+    request: super::RunRequest,
+    client: &dyn ClientChannel,
+) -> Result<super::Reply, AgentError> {
+    let mut stream = request.stream();
+    let mut text = TextProgress::new();
+    loop {
+        let due = text.due_at();
+        let event = tokio::select! {
+            () = crate::agent::sleep_until_due(due), if due.is_some() => {
+                if let Some(t) = text.flush() {
+                    client.step(format!("{name}: {t}")).await;
+                }
+                continue;
+            }
+            e = stream.next() => e,
+        };
+        let event = match event {
+            None => {
+                return Err(AgentError::Internal("the run ended without a reply".into()));
+            }
+            Some(e) => e?,
+        };
+        let chunk = match &event {
+            AgentEvent::TextDelta(delta) => text.push(delta),
+            _ => text.flush(),
+        };
+        if let Some(t) = chunk {
+            client.step(format!("{name}: {t}")).await;
+        }
+        if let AgentEvent::Done(reply) = event {
+            return Ok(*reply);
+        }
     }
 }
 

@@ -419,8 +419,14 @@ impl Run {
         Ok(run)
     }
 
-    /// Streams one model turn, forwarding text deltas.
+    /// Streams one model turn, forwarding text deltas (`model: sampling`
+    /// asks the run's MCP client).
     async fn model_turn(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
+        crate::model::with_sampling_client(self.tool_client.clone(), self.model_turn_inner(request))
+            .await
+    }
+
+    async fn model_turn_inner(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
         let trimmed = super::context::fit(request, self.inner.context_budget);
         let request = trimmed.as_ref().unwrap_or(request);
         let model = &self.inner.model;

@@ -115,6 +115,27 @@ pub enum ModelError {
         /// What is wrong.
         message: String,
     },
+    /// `model: sampling` in a run that has no MCP client to ask.
+    #[error(
+        "model `sampling` uses the calling MCP client's model, and this run has no MCP client: serve the agent over MCP (`lousho mcp`, `serve_mcp`) or set another model"
+    )]
+    NoSamplingClient,
+    /// `model: sampling`, an agent with tools, and a client whose model
+    /// cannot call tools.
+    #[error(
+        "model `sampling`: the MCP client's model cannot call tools (the client does not declare `sampling.tools`), and this agent has tools ({}); use a client that supports tool use in sampling (protocol 2025-11-25), or serve an agent without tools", tools.join(", ")
+    )]
+    SamplingToolsUnsupported {
+        /// The agent's tools.
+        tools: Vec<String>,
+    },
+    /// `model: sampling`: the client's `sampling/createMessage` failed.
+    #[error("model `sampling`: {source}")]
+    Sampling {
+        /// What the client said, or why it could not be asked.
+        #[source]
+        source: Box<crate::tool::ClientError>,
+    },
     /// The request was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -18,7 +18,7 @@ pub(crate) struct SpecFile {
     pub name: Option<String>,
     /// What the agent does (the served tool's description).
     pub description: Option<String>,
-    /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, or `test` (offline).
+    /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, `test` (offline), or `sampling` (served over MCP: the calling client's model).
     pub model: Option<String>,
     /// The provider's base URL and sampling settings for `model`.
     pub model_options: Option<ModelOptionsFile>,

@@ -26,6 +26,8 @@ mod mcp_serve_limits;
 mod mcp_serve_sessions;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_talk_back;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_text_progress;
 mod model_errors;
 mod models;
 mod module_cycles;
@@ -36,6 +38,7 @@ mod providers_compatible;
 mod providers_openai;
 mod resume;
 mod run_request;
+mod sampling_model;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod session_processes;
 mod session_store;

@@ -7,7 +7,7 @@ use super::approval;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use super::sessions::{self, Requested};
-use crate::agent::{AgentEvent, Reply, RunStatus};
+use crate::agent::{AgentEvent, Reply, RunStatus, TextProgress};
 use crate::model::{Part, Role};
 use crate::session::SessionStore;
 use crate::{Agent, AgentError};
@@ -133,7 +133,9 @@ pub(crate) async fn call(
         },
     };
     let mut stream = request.stream();
+    let mut text = TextProgress::new();
     loop {
+        let due = text.due_at();
         let event = tokio::select! {
             biased;
             () = request_cancel.cancelled() => {
@@ -146,8 +148,19 @@ pub(crate) async fn call(
                 .await;
                 return Outcome::Cancelled;
             }
+            () = crate::agent::sleep_until_due(due), if due.is_some() => {
+                if let Some(t) = text.flush() {
+                    channel.run_step(t).await;
+                }
+                continue;
+            }
             e = stream.next() => e,
         };
+        if !matches!(event, Some(Ok(AgentEvent::TextDelta(_))))
+            && let Some(t) = text.flush()
+        {
+            channel.run_step(t).await;
+        }
         let event = match event {
             None => {
                 return Outcome::Result(with_id(error_result("the agent stopped without a reply")));
@@ -186,10 +199,14 @@ pub(crate) async fn call(
                 };
                 channel.run_step(format!("tool {} {how}", call.name)).await;
             }
+            AgentEvent::TextDelta(delta) => {
+                if let Some(t) = text.push(&delta) {
+                    channel.run_step(t).await;
+                }
+            }
             AgentEvent::TurnFinished { turn, .. } => {
                 channel.run_step(format!("turn {turn} finished")).await;
             }
-            _ => {}
         }
     }
 }

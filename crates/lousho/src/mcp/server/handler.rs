@@ -143,6 +143,7 @@ impl LoushoServer {
             answers: self.inner.answers && !modern,
             elicitation: caps.elicitation.is_some(),
             sampling: caps.sampling.is_some(),
+            sampling_tools: caps.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
         }
     }
 }

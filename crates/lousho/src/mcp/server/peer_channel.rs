@@ -65,6 +65,8 @@ pub(crate) struct PeerChannel {
     /// The client's capabilities for this request.
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
+    /// Whether its model can call tools in sampling (`sampling.tools`).
+    pub(crate) sampling_tools: bool,
 }
 
 impl fmt::Debug for PeerChannel {
@@ -196,6 +198,49 @@ impl ClientChannel for PeerChannel {
 
     fn can_sample(&self) -> bool {
         self.sampling && self.answers
+    }
+
+    async fn step(&self, message: String) {
+        self.run_step(message).await;
+    }
+
+    fn can_sample_tools(&self) -> bool {
+        self.sampling_tools
+    }
+
+    async fn create_message(
+        &self,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        const ACTION: &str = "ask the client's model (sampling)";
+        if !self.answers {
+            return Err(cannot_answer(ACTION));
+        }
+        if !self.sampling {
+            return Err(ClientError::Unsupported {
+                action: ACTION,
+                capability: "sampling",
+            });
+        }
+        let params: CreateMessageRequestParams =
+            serde_json::from_value(params).map_err(|e| ClientError::InvalidRequest {
+                what: "sampling request",
+                reason: e.to_string(),
+            })?;
+        let call = self.peer.create_message(params);
+        let result = match timeout {
+            None => call.await,
+            Some(d) => match tokio::time::timeout(d, call).await {
+                Ok(r) => r,
+                Err(_) => return Err(ClientError::TimedOut(d)),
+            },
+        }
+        .map_err(|e| service_error(ACTION, e))?;
+        serde_json::to_value(&result).map_err(|e| ClientError::Failed {
+            action: ACTION,
+            reason: e.to_string(),
+        })
     }
 
     async fn progress(

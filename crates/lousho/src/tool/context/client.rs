@@ -243,6 +243,18 @@ pub(crate) trait ClientChannel: Send + Sync + fmt::Debug {
         schema: Value,
         timeout: Option<Duration>,
     ) -> Result<Elicitation, ClientError>;
+    /// Sends one step of a served run's progress (a message; the counter
+    /// is the run's). Nothing when the client asked for no progress.
+    async fn step(&self, message: String);
+    /// Whether the client's model can call tools in sampling (`sampling.tools`).
+    fn can_sample_tools(&self) -> bool;
+    /// One `sampling/createMessage`: its params as JSON, its result as JSON
+    /// (`model: sampling`).
+    async fn create_message(
+        &self,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError>;
     /// Asks the client's model.
     async fn sample(
         &self,

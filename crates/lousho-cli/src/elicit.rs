@@ -7,7 +7,7 @@
 //! set, so servers are told this client cannot answer.
 
 use lousho::mcp::ConnectOptions;
-use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
+use lousho::mcp::{ElicitationRequest, ElicitationResponse};
 use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 

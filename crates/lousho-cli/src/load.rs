@@ -6,7 +6,7 @@ use crate::approve;
 use crate::progress::Spinner;
 use crate::servers::Servers;
 use lousho::Agent;
-use lousho::mcp::client::DiskManifestStore;
+use lousho::mcp::DiskManifestStore;
 use lousho::mcp::{McpClient, McpError, ServerStatus};
 use lousho::model::ModelError;
 use lousho::spec::{AgentSpec, SpecLoader};

@@ -110,7 +110,7 @@ pub fn keep_from_children(servers: &mut lousho::mcp::McpServers) {
         return;
     }
     for entry in servers.values_mut() {
-        if let lousho::mcp::client::McpTransport::Stdio(stdio) = &mut entry.transport {
+        if let lousho::mcp::McpTransport::Stdio(stdio) = &mut entry.transport {
             stdio.env.entry(LOUSHO_LOG.to_owned()).or_default();
         }
     }

@@ -8,6 +8,11 @@
 //! interrupted (SIGINT);
 //! 143 terminated (SIGTERM).
 
+#![allow(
+    unreachable_pub,
+    reason = "a binary: nothing is reachable from outside; `pub` marks what other modules use"
+)]
+
 mod approve;
 mod browser;
 mod call;

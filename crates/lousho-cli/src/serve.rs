@@ -3,8 +3,9 @@
 use crate::cli::McpArgs;
 use crate::load::{self, Approvals, ModelChoice};
 use lousho::ToolSet;
-use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, ServeOptions, serve_mcp};
+use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::spec::{SpecError, SpecErrorKind};
+use lousho::{ServeOptions, serve_mcp};
 use std::process::ExitCode;
 use std::time::Duration;
 

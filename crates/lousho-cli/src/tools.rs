@@ -5,7 +5,7 @@ use crate::cli::ToolsArgs;
 use crate::load::{self, Approvals, ModelChoice};
 use crate::servers::Servers;
 use lousho::mcp::ServerStatus;
-use lousho::mcp::client::naming::qualified_name;
+use lousho::mcp::qualified_name;
 use lousho::policy::PinState;
 use lousho::tool::ToolOrigin;
 use serde_json::{Value, json};

@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 /// The fixture server's state.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Fixture {
     tools: Arc<RwLock<BTreeMap<String, Tool>>>,
     changed: broadcast::Sender<()>,
@@ -271,6 +271,7 @@ impl ServerHandler for Fixture {
 }
 
 /// A fixture served over Streamable HTTP on 127.0.0.1 (a free port).
+#[derive(Debug)]
 pub struct HttpFixture {
     /// The MCP endpoint (`http://127.0.0.1:<port>/mcp`).
     pub url: String,

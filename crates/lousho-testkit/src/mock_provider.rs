@@ -393,3 +393,18 @@ fn event_stream(
     });
     HttpBody::from_stream(stream)
 }
+
+impl std::fmt::Debug for MockProviderBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockProviderBuilder")
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for MockProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockProvider")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}

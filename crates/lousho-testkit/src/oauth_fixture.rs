@@ -35,7 +35,7 @@ pub use machine::{
 };
 
 /// What the authorization server saw and issued.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct AuthLog {
     /// `/register` calls.
     pub registrations: AtomicU64,
@@ -444,4 +444,12 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+impl std::fmt::Debug for OAuthFixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthFixture")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
 }

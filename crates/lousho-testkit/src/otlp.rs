@@ -220,3 +220,11 @@ fn attributes(kvs: Vec<KeyValue>) -> HashMap<String, any_value::Value> {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+impl std::fmt::Debug for TraceReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceReceiver")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}

@@ -3,7 +3,7 @@
 //! cancellation, a read-only lookup, a tool that needs approval).
 
 use futures::stream;
-use lousho::mcp::server::ServeOptions;
+use lousho::ServeOptions;
 use lousho::model::{FinishReason, ModelStream, Role};
 use lousho::model::{ModelError, ModelEvent, ModelRequest, ToolCall};
 use lousho::tool::DefinedTool;

@@ -3,6 +3,12 @@
 //! third-party MCP clients (`CARGO_BIN_EXE_*` is only set for tests of the
 //! crate that owns the binaries). One binary, one module per behaviour.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    unreachable_pub,
+    missing_debug_implementations
+)]
 
 mod suite;

@@ -66,7 +66,6 @@
 //! [Model Context Protocol]: https://modelcontextprotocol.io
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
-#![warn(unreachable_pub, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;

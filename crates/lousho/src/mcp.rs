@@ -80,14 +80,11 @@
 //! # Ok(()) }
 //! ```
 
-// The modules stay reachable for code written against them, hidden from the
-// docs: the flat re-exports below are the one documented path.
+// The modules are private: the flat re-exports below are the one path.
 #[cfg(feature = "mcp-client")]
-#[doc(hidden)]
-pub mod client;
+pub(crate) mod client;
 #[cfg(feature = "mcp-server")]
-#[doc(hidden)]
-pub mod server;
+pub(crate) mod server;
 
 #[cfg(feature = "oauth")]
 pub use client::oauth;
@@ -96,13 +93,15 @@ pub use client::oauth;
 // the crate root).
 #[cfg(feature = "mcp-client")]
 pub use client::{
-    ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SERVER_REQUESTS,
-    DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES, ElicitationHandler, ElicitationRequest,
-    ElicitationResponse, HttpTransport, IdpSettings, LOG_TARGET, LoadOptions, McpClient,
-    McpConfigFile, McpError, McpServers, McpTool, McpTransport, NameCollision, OAuthGrant,
-    OAuthSettings, OnError, ServerIdentity, ServerStatus, SigningAlgorithm, StderrMode,
-    StdioTransport, ToolFilter, ToolFingerprint, ToolNames, ToolNaming, fill_defaults,
-    load_mcp_tools, parse_mcp_servers, servers_from_value,
+    ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MANIFEST_MAX_AGE,
+    DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
+    DiskManifestStore, ElicitationHandler, ElicitationRequest, ElicitationResponse, HttpTransport,
+    IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, ManifestStore, ManifestStoreError,
+    ManifestTool, McpClient, McpConfigFile, McpError, McpServers, McpTool, McpTransport,
+    MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OnError, ServerIdentity,
+    ServerStatus, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, ToolFingerprint,
+    ToolManifest, ToolNames, ToolNaming, VariableError, expand_variables, fill_defaults,
+    load_mcp_tools, parse_mcp_servers, qualified_name, servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

@@ -421,12 +421,11 @@ impl SpecLoader {
         };
         let model_options = file.model_options.unwrap_or_default();
         if let Some(model) = &file.model {
-            check_model(model).map_err(|m| at_key(SpecErrorKind::BadModel(m), "model"))?;
+            check_model(model).map_err(|kind| at_key(kind, "model"))?;
         }
         if let Some(url) = &model_options.base_url {
             let model = file.model.as_deref().unwrap_or("openai/x");
-            check_base_url(model, url)
-                .map_err(|m| at_key(SpecErrorKind::Invalid(m), "modelOptions.baseUrl"))?;
+            check_base_url(model, url).map_err(|kind| at_key(kind, "modelOptions.baseUrl"))?;
         }
         if let Some(t) = model_options.temperature
             && !(0.0..=2.0).contains(&t)
@@ -646,21 +645,23 @@ fn join_clean(dir: &Path, rel: &Path) -> PathBuf {
 }
 
 /// Checks that `model` names a known provider, without needing its key.
-fn check_model(model: &str) -> Result<(), String> {
+fn check_model(model: &str) -> Result<(), SpecErrorKind> {
     let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
     match crate::model::resolve_model_with_env(model, &fake_keys) {
-        Err(crate::model::ModelError::UnknownModel { .. }) => {
-            Err(format!("`{model}` is not a model string"))
-        }
+        Err(crate::model::ModelError::UnknownModel { .. }) => Err(SpecErrorKind::BadModel(
+            format!("`{model}` is not a model string"),
+        )),
         _ => Ok(()),
     }
 }
 
 /// Checks that `url` is a base URL the model's provider accepts.
-fn check_base_url(model: &str, url: &str) -> Result<(), String> {
+fn check_base_url(model: &str, url: &str) -> Result<(), SpecErrorKind> {
     let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
     match crate::model::resolve_model_at(model, &fake_keys, Some(url)) {
-        Err(e @ crate::model::ModelError::InvalidConfig { .. }) => Err(e.to_string()),
+        Err(e @ crate::model::ModelError::InvalidConfig { .. }) => {
+            Err(SpecErrorKind::Invalid(e.to_string()))
+        }
         _ => Ok(()),
     }
 }

@@ -12,11 +12,11 @@
 //! failure, within its own 20 s deadline.
 
 use async_trait::async_trait;
-use lousho::mcp::client::{
-    ElicitationRequest, ElicitationResponse, IdpSettings, OAuthSettings, SigningAlgorithm,
-};
 use lousho::mcp::oauth::{Authorizer, MemoryTokenStore, OAuthError};
 use lousho::mcp::{ConnectOptions, ServerStatus};
+use lousho::mcp::{
+    ElicitationRequest, ElicitationResponse, IdpSettings, OAuthSettings, SigningAlgorithm,
+};
 use lousho::tool::ToolContext;
 use lousho::{McpServer, connect_mcp};
 use serde_json::{Value, json};

@@ -8,12 +8,13 @@
 //! answer elicitation and sampling) on `127.0.0.1:$PORT` (0 = a free port),
 //! prints `listening on <url>` once bound and stops on SIGINT or SIGTERM.
 
-use lousho::mcp::server::{HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::HttpOptions;
 use lousho::tool::define_tool_with_context;
 use lousho::tool::{
     Content, DefinedTool, Elicitation, LogLevel, SamplingRequest, ToolContext, ToolOutput,
 };
 use lousho::{Agent, define_tool};
+use lousho::{ServeOptions, serve_mcp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! 8) are refused with a message naming the chain, instead of spawning
 //! `lousho` after `lousho` until the machine runs out of processes.
 
-use lousho::mcp::client::McpTransport;
+use lousho::mcp::McpTransport;
 use lousho::spec::{AgentSpec, SpecError, SpecErrorKind};
 use std::path::Path;
 

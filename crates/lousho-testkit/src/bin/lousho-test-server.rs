@@ -9,7 +9,8 @@
 //! `--agents` serves several agents instead (`serve::team_options`);
 //! `--sampling` agents on the client's model (`serve::sampling_options`).
 
-use lousho::mcp::server::{Auth, HttpOptions, ServeApprovals, serve_mcp};
+use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
+use lousho::serve_mcp;
 use lousho_testkit::serve::{
     CancelProbe, approvals_agent, fixture_options, fixture_options_for, sampling_options,
     team_options,

@@ -2,10 +2,10 @@
 //! with a fresh manifest connected only when one of their tools is called.
 
 use super::fixture::{call, capture_logs, fixture, logged_pids, scratch};
-use lousho::mcp::client::{
+use lousho::mcp::{ConnectOptions, McpClient, ServerStatus, ToolFingerprint};
+use lousho::mcp::{
     DiskManifestStore, ManifestStore, MemoryManifestStore, ServerIdentity, ToolManifest,
 };
-use lousho::mcp::{ConnectOptions, McpClient, ServerStatus, ToolFingerprint};
 use lousho::tool::ToolSource;
 use lousho::{Agent, McpServer};
 use serde_json::json;

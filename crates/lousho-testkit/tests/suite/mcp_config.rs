@@ -2,9 +2,9 @@
 
 use lousho::Approval;
 use lousho::McpServer;
-use lousho::mcp::client::{
-    ConfigError, McpTransport, StderrMode, VariableError, parse_mcp_servers,
-    parse_mcp_servers_with, servers_from_value,
+use lousho::mcp::{
+    ConfigError, McpTransport, StderrMode, VariableError, expand_variables, parse_mcp_servers,
+    servers_from_value,
 };
 use std::time::Duration;
 
@@ -200,11 +200,8 @@ fn parse_mcp_servers_expands_variables_from_the_environment() {
 
     // Variables from the caller instead of the environment.
     let vars = |name: &str| (name == "MCP_TOKEN").then(|| "t0ken".to_owned());
-    let servers = parse_mcp_servers_with(
-        r#"{"docs": {"url": "https://x/mcp", "headers": {"A": "Bearer ${MCP_TOKEN}"}}}"#,
-        &vars,
-    )
-    .unwrap();
+    let value = serde_json::json!({"docs": {"url": "https://x/mcp", "headers": {"A": "Bearer ${MCP_TOKEN}"}}});
+    let servers = servers_from_value(expand_variables(value, &vars).unwrap()).unwrap();
     let McpTransport::Http(docs) = &servers["docs"].transport else {
         panic!("http expected")
     };

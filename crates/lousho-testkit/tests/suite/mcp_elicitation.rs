@@ -4,8 +4,8 @@
 //! defaults. The server is a small rmcp server on loopback HTTP whose `ask`
 //! tool elicits and reports what came back.
 
-use lousho::mcp::client::{ElicitationRequest, ElicitationResponse};
 use lousho::mcp::{ConnectOptions, McpClient};
+use lousho::mcp::{ElicitationRequest, ElicitationResponse};
 use lousho::tool::ToolContext;
 use lousho::{McpServer, connect_mcp};
 use rmcp::handler::server::ServerHandler;

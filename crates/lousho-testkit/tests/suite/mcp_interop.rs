@@ -190,8 +190,8 @@ async fn an_elicitation_on_the_standalone_stream_reaches_the_first_call() {
         .unwrap();
     let url = line.trim_start_matches("listening on ").to_owned();
     let options = ConnectOptions::default().elicitation(
-        |request: lousho::mcp::client::ElicitationRequest| async move {
-            lousho::mcp::client::ElicitationResponse::Accept(request.defaults())
+        |request: lousho::mcp::ElicitationRequest| async move {
+            lousho::mcp::ElicitationResponse::Accept(request.defaults())
         },
     );
     let mcp = connect_mcp([("ts", McpServer::http(url))], options)

@@ -1,6 +1,6 @@
 //! The product page's `logger` option, in Rust: skipped-server and
 //! skipped-tool warnings are `tracing` events with the target `lousho::mcp`
-//! (`lousho::mcp::client::LOG_TARGET`); a subscriber captures them. This is
+//! (`lousho::mcp::LOG_TARGET`); a subscriber captures them. This is
 //! the example docs/mcp-client.md shows.
 
 use super::fixture::fixture;

@@ -3,7 +3,7 @@
 //! reuse on the next start, refresh, `NeedsAuth`, secrets kept out of
 //! `Debug` and logs.
 
-use lousho::mcp::client::OAuthSettings;
+use lousho::mcp::OAuthSettings;
 use lousho::mcp::oauth::{self, FileTokenStore, MemoryTokenStore, OAuthError, TokenStore};
 use lousho::mcp::{ConnectOptions, McpError, ServerStatus};
 use lousho::tool::ToolContext;

@@ -4,9 +4,9 @@
 //! authorization server redeems for a token; no browser, re-exchanged when
 //! the server rejects the token; secrets and tokens stay out of logs.
 
-use lousho::mcp::client::{IdpSettings, OAuthSettings};
 use lousho::mcp::oauth::MemoryTokenStore;
 use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
+use lousho::mcp::{IdpSettings, OAuthSettings};
 use lousho::tool::ToolContext;
 use lousho::{McpServer, connect_mcp};
 use lousho_testkit::oauth_fixture::{

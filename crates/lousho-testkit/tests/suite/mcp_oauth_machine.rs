@@ -4,7 +4,7 @@
 //! `client_secret_basic` and `private_key_jwt`, secrets kept out of
 //! `Debug`, errors and logs.
 
-use lousho::mcp::client::OAuthSettings;
+use lousho::mcp::OAuthSettings;
 use lousho::mcp::oauth::{self, FileTokenStore, MemoryTokenStore, TokenStore};
 use lousho::mcp::{ConnectOptions, McpClient, McpError, ServerStatus};
 use lousho::tool::ToolContext;

@@ -2,7 +2,7 @@
 //! re-exported).
 
 mod call;
-pub mod catalog;
+pub(crate) mod catalog;
 pub(crate) mod config;
 mod connect;
 mod connection;
@@ -14,7 +14,7 @@ mod http;
 mod identity;
 mod live;
 mod load;
-pub mod naming;
+pub(crate) mod naming;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 #[cfg(not(feature = "oauth"))]
@@ -33,13 +33,14 @@ mod tool;
 mod warnings;
 
 pub use catalog::{
-    DiskManifestStore, ManifestStore, ManifestStoreError, MemoryManifestStore, ToolManifest,
+    DEFAULT_MANIFEST_MAX_AGE, DiskManifestStore, MANIFEST_FORMAT, ManifestStore,
+    ManifestStoreError, ManifestTool, MemoryManifestStore, ToolManifest,
 };
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_STDERR_CAPTURE_BYTES, HttpTransport, IdpSettings, McpConfigFile, McpServers,
     McpTransport, OAuthGrant, OAuthSettings, SigningAlgorithm, StderrMode, StdioTransport,
-    ToolFilter, VariableError, parse_mcp_servers, parse_mcp_servers_with, servers_from_value,
+    ToolFilter, VariableError, expand_variables, parse_mcp_servers, servers_from_value,
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;
@@ -48,6 +49,6 @@ pub use error::McpError;
 pub use fingerprint::ToolFingerprint;
 pub use identity::ServerIdentity;
 pub use load::{LoadOptions, load_mcp_tools};
-pub use naming::{NameCollision, ToolNames, ToolNaming};
+pub use naming::{NameCollision, ToolNames, ToolNaming, qualified_name};
 pub use tool::McpTool;
 pub use warnings::LOG_TARGET;

@@ -14,7 +14,7 @@ use {
     super::host_config,
     super::join_clean,
     super::read::{ReadError, read_bounded},
-    crate::mcp::client::config::expand_values,
+    crate::mcp::client::config::expand_variables,
     crate::mcp::client::{ConfigError, McpTransport, servers_from_value},
     crate::mcp::{ConnectOptions, McpServers, OnError, ToolNaming},
 };
@@ -119,7 +119,7 @@ impl SpecLoader {
             Some(c) => format!("{c}.{path}"),
             None => path.to_owned(),
         };
-        let value = expand_values(serde_json::Value::Object(host.servers.clone()), &|n| {
+        let value = expand_variables(serde_json::Value::Object(host.servers.clone()), &|n| {
             self.lookup(n).or_else(|| unset_ok.then(String::new))
         })
         .map_err(|e| config_error(e, json, host.format, &full_key, &in_file))?;

@@ -1,8 +1,9 @@
 //! `serve_mcp` in-process over loopback HTTP, driven by rmcp's client and raw
 //! requests: naming, close(), cancellation, limits.
 
-use lousho::mcp::server::{HttpOptions, ServeError, ServeOptions, serve_mcp};
+use lousho::mcp::{HttpOptions, ServeError};
 use lousho::{Agent, define_tool};
+use lousho::{ServeOptions, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, fixture_agent, fixture_options};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, object};
@@ -257,7 +258,7 @@ async fn bearer_auth_accepts_only_the_token() {
     let server = serve_mcp(
         ServeOptions::new(fixture_agent(&probe))
             .http(http())
-            .auth(lousho::mcp::server::Auth::bearer("t0ken")),
+            .auth(lousho::mcp::Auth::bearer("t0ken")),
     )
     .await
     .unwrap();
@@ -284,7 +285,7 @@ async fn bearer_auth_accepts_only_the_token() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    assert!(!format!("{:?}", lousho::mcp::server::Auth::bearer("t0ken")).contains("t0ken"));
+    assert!(!format!("{:?}", lousho::mcp::Auth::bearer("t0ken")).contains("t0ken"));
     server.close().await.unwrap();
 }
 

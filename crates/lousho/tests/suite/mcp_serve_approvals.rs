@@ -2,9 +2,10 @@
 //! over loopback stateful HTTP: a call that needs approval is put
 //! to the client's user first; allow runs it, deny returns the user's reason.
 
-use lousho::mcp::server::{HttpOptions, ServeApprovals, ServeOptions, serve_mcp};
+use lousho::mcp::{HttpOptions, ServeApprovals};
 use lousho::tool::DefinedTool;
 use lousho::{Agent, ToolContext, ToolOutput};
+use lousho::{ServeOptions, serve_mcp};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorData, Implementation, object,

@@ -2,7 +2,8 @@
 //! error the protocol names, with the id when usable), and that a cancelled
 //! call gets no JSON-RPC answer at all.
 
-use lousho::mcp::server::{HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::HttpOptions;
+use lousho::{ServeOptions, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, fixture_agent, fixture_options};
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! header, no user info, absolute-form targets included), allowed extra
 //! hosts, and the bearer scheme; raw HTTP requests over loopback.
 
-use lousho::mcp::server::{Auth, HttpOptions, ServeError, ServeOptions, serve_mcp};
+use lousho::mcp::{Auth, HttpOptions, ServeError};
+use lousho::{ServeOptions, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, fixture_agent};
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! connections are closed within their timeouts, a connection cap holds, and
 //! a normal call still answers while hundreds of such sockets are open.
 
-use lousho::mcp::server::{HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::HttpOptions;
+use lousho::{ServeOptions, serve_mcp};
 use lousho_testkit::serve::{CancelProbe, fixture_agent};
 use std::net::SocketAddr;
 use std::time::Duration;

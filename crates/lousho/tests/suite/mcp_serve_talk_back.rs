@@ -6,11 +6,12 @@
 
 #![allow(deprecated)] // logging and sampling: deprecated by SEP-2577, spoken by 2025-11-25
 
-use lousho::mcp::server::{HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::HttpOptions;
 use lousho::tool::{
     ClientError, DefinedTool, Elicitation, LogLevel, SamplingRequest, ToolContext, ToolOutput,
 };
 use lousho::{Agent, Model};
+use lousho::{ServeOptions, serve_mcp};
 use lousho_testkit::serve::KeywordModel;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,

@@ -1,7 +1,7 @@
 //! Agent spec files: loading, interpolation, `.mcp.json`, and the JSON Schema.
 
 use lousho::McpServer;
-use lousho::mcp::client::McpTransport;
+use lousho::mcp::McpTransport;
 use lousho::spec::{SpecErrorKind, SpecLoader, spec_json_schema};
 use serde_json::Value;
 use std::path::Path;
@@ -187,7 +187,7 @@ fn oauth_keys_are_in_the_schema_and_a_key_file_resolves_from_the_spec() {
     let props = schema["$defs"]["OAuthEntry"]["properties"]
         .as_object()
         .unwrap();
-    let code = lousho::mcp::client::OAuthSettings::new("http://127.0.0.1:8765/cb")
+    let code = lousho::mcp::OAuthSettings::new("http://127.0.0.1:8765/cb")
         .client_id("c")
         .client_secret("s")
         .scopes(["a"])
@@ -198,7 +198,7 @@ fn oauth_keys_are_in_the_schema_and_a_key_file_resolves_from_the_spec() {
             assert!(props.contains_key(key), "schema lacks `oauth.{key}`");
         }
     }
-    let idp = lousho::mcp::client::IdpSettings::new("https://idp.example.com", "app")
+    let idp = lousho::mcp::IdpSettings::new("https://idp.example.com", "app")
         .token_endpoint("https://idp.example.com/token")
         .client_secret("s")
         .id_token_file("id.jwt");

@@ -13,7 +13,7 @@
 //!   identity under the user's cache directory; atomic writes) or
 //!   [`MemoryManifestStore`].
 //! - With a store in [`ConnectOptions`](super::ConnectOptions), a server with a
-//!   fresh manifest (younger than the max age, [`DEFAULT_MAX_AGE`] unless set)
+//!   fresh manifest (younger than the max age, [`DEFAULT_MANIFEST_MAX_AGE`] unless set)
 //!   is `Cataloged`: not spawned or dialled at `ready()` or the first run; it
 //!   connects (once, shared by concurrent callers) when one of its tools is
 //!   first called. A server without one, or with `preload: true`, connects
@@ -38,4 +38,4 @@ use std::time::Duration;
 
 /// How old a manifest may be and still be used (7 days); older ones are
 /// ignored and the server connects as without a store.
-pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+pub const DEFAULT_MANIFEST_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);

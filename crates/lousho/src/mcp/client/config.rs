@@ -31,11 +31,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod entry_error;
 mod oauth;
 mod variables;
 
-#[cfg(feature = "spec")]
-pub(crate) use variables::expand_values;
+pub use variables::expand_variables;
+
+use entry_error::EntryError;
 
 pub use crate::interpolate::VariableError;
 pub use oauth::{IdpSettings, OAuthGrant, OAuthSettings, SigningAlgorithm};
@@ -195,14 +197,16 @@ impl ToolFilter {
 
     /// The first pattern that is not a valid glob, with what is wrong and
     /// where (`tools.allow[0]`).
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), EntryError> {
         for (list, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {
-            for (i, p) in patterns.iter().enumerate() {
+            for (index, p) in patterns.iter().enumerate() {
                 if let Err(e) = compile_name_globs([p.as_str()]) {
-                    return Err(format!(
-                        "`tools.{list}[{i}]` `{}` is not a valid glob ({}); use a tool name or `*`, `?`, `[..]`, `{{a,b}}`",
-                        e.pattern, e.message
-                    ));
+                    return Err(EntryError::BadGlob {
+                        list,
+                        index,
+                        pattern: e.pattern,
+                        reason: e.message,
+                    });
                 }
             }
         }
@@ -404,7 +408,7 @@ impl McpServer {
     /// `${VAR:-default}` in its string values are expanded from the
     /// environment, as in [`parse_mcp_servers`].
     pub fn from_json_str(json: &str) -> Result<Self, ConfigError> {
-        let value = variables::expand_values(parse_json(json)?, &env_var)?;
+        let value = expand_variables(parse_json(json)?, &env_var)?;
         serde_path_to_error::deserialize(value).map_err(ConfigError::from_path_error)
     }
 }
@@ -418,17 +422,11 @@ impl McpServer {
 /// `${`; an unset variable without a default is a
 /// [`ConfigError::Variable`] naming it and the value's path), so
 /// `"Authorization": "Bearer ${MCP_TOKEN}"` sends the token, not the text.
+///
+/// To take the variables from elsewhere, compose the two steps:
+/// `servers_from_value(expand_variables(value, &|name| vars.get(name).cloned())?)`.
 pub fn parse_mcp_servers(json: &str) -> Result<McpServers, ConfigError> {
-    parse_mcp_servers_with(json, &env_var)
-}
-
-/// [`parse_mcp_servers`] with variables from `lookup` instead of the
-/// environment (`|name| vars.get(name).cloned()`).
-pub fn parse_mcp_servers_with(
-    json: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<McpServers, ConfigError> {
-    servers_from_value(variables::expand_values(parse_json(json)?, lookup)?)
+    servers_from_value(expand_variables(parse_json(json)?, &env_var)?)
 }
 
 fn parse_json(json: &str) -> Result<serde_json::Value, ConfigError> {
@@ -619,34 +617,37 @@ enum ApprovalKind {
 }
 
 impl TryFrom<RawEntry> for McpServer {
-    type Error = String;
+    type Error = EntryError;
 
-    fn try_from(raw: RawEntry) -> Result<Self, String> {
+    fn try_from(raw: RawEntry) -> Result<Self, EntryError> {
         let kind = match (raw.kind, &raw.command, &raw.url) {
             (Some(kind), _, _) => kind,
             (None, Some(_), None) => EntryKind::Stdio,
             (None, None, Some(_)) => EntryKind::Http,
             (None, Some(_), Some(_)) => {
-                return Err(
-                    "an entry has either `command` (stdio) or `url` (http), not both".into(),
-                );
+                return Err(EntryError::CommandAndUrl);
             }
             (None, None, None) => {
-                return Err("missing field `command` (stdio) or `url` (http)".into());
+                return Err(EntryError::NoCommandOrUrl);
             }
         };
         let mut server = match kind {
             EntryKind::Stdio => {
-                let command = raw
-                    .command
-                    .ok_or("missing field `command` for a stdio server")?;
+                let command = raw.command.ok_or(EntryError::Missing {
+                    field: "command",
+                    transport: "stdio",
+                })?;
                 for (field, set) in [
                     ("url", raw.url.is_some()),
                     ("headers", !raw.headers.is_empty()),
                     ("oauth", raw.oauth.is_some()),
                 ] {
                     if set {
-                        return Err(format!("field `{field}` is for http servers, not stdio"));
+                        return Err(EntryError::OtherTransport {
+                            field,
+                            belongs_to: "http",
+                            transport: "stdio",
+                        });
                     }
                 }
                 let stderr = match (raw.stderr, raw.stderr_capture_bytes) {
@@ -655,7 +656,7 @@ impl TryFrom<RawEntry> for McpServer {
                         StderrMode::Capture(n.unwrap_or(DEFAULT_STDERR_CAPTURE_BYTES).max(1))
                     }
                     (Some(StderrKind::Inherit), Some(_)) => {
-                        return Err("field `stderrCaptureBytes` needs `stderr: capture`".into());
+                        return Err(EntryError::CaptureBytesWithoutCapture);
                     }
                 };
                 McpServer::with_transport(McpTransport::Stdio(StdioTransport {
@@ -667,7 +668,10 @@ impl TryFrom<RawEntry> for McpServer {
                 }))
             }
             EntryKind::Http => {
-                let url = raw.url.ok_or("missing field `url` for an http server")?;
+                let url = raw.url.ok_or(EntryError::Missing {
+                    field: "url",
+                    transport: "http",
+                })?;
                 for (field, set) in [
                     ("command", raw.command.is_some()),
                     ("args", !raw.args.is_empty()),
@@ -679,11 +683,15 @@ impl TryFrom<RawEntry> for McpServer {
                     ),
                 ] {
                     if set {
-                        return Err(format!("field `{field}` is for stdio servers, not http"));
+                        return Err(EntryError::OtherTransport {
+                            field,
+                            belongs_to: "stdio",
+                            transport: "http",
+                        });
                     }
                 }
                 if let Some(oauth) = &raw.oauth {
-                    oauth.check().map_err(|e| format!("`oauth`: {e}"))?;
+                    oauth.check()?;
                 }
                 let mut s = McpServer::with_transport(McpTransport::Http(HttpTransport {
                     url,
@@ -709,7 +717,7 @@ impl TryFrom<RawEntry> for McpServer {
             server.call_timeout = Duration::from_millis(ms);
         }
         match raw.max_server_requests {
-            Some(0) => return Err("`maxServerRequests` must be at least 1".into()),
+            Some(0) => return Err(EntryError::NoServerRequests),
             Some(n) => server.max_server_requests = n,
             None => {}
         }
@@ -842,8 +850,9 @@ mod tests {
         assert!(!allows(&f(&["x["], &[]), "x"));
         let err = f(&["ok", "x["], &[]).check().unwrap_err();
         assert!(
-            err.contains("tools.allow[1]") && err.contains("x["),
+            matches!(&err, EntryError::BadGlob { list: "allow", index: 1, pattern, .. } if pattern == "x["),
             "{err}"
         );
+        assert!(err.to_string().contains("`tools.allow[1]` `x[`"), "{err}");
     }
 }

@@ -1,6 +1,6 @@
 //! `connect_mcp`: connect several servers up front and share their tools.
 
-use super::catalog::{CatalogLink, DEFAULT_MAX_AGE, ManifestStore};
+use super::catalog::{CatalogLink, DEFAULT_MANIFEST_MAX_AGE, ManifestStore};
 use super::config::McpServer;
 use super::connection::{Connection, ServerStatus};
 use super::elicitation::ElicitationHandler;
@@ -66,7 +66,7 @@ pub struct ConnectOptions {
     /// one of its tools is called (status `Cataloged`). Without one (the
     /// default) nothing is written and servers connect on `ready()`.
     pub manifests: Option<Arc<dyn ManifestStore>>,
-    /// How old a manifest may be and still be used ([`DEFAULT_MAX_AGE`], 7 days).
+    /// How old a manifest may be and still be used ([`DEFAULT_MANIFEST_MAX_AGE`], 7 days).
     pub manifest_max_age: Duration,
 }
 
@@ -100,7 +100,7 @@ impl Default for ConnectOptions {
             elicitation: None,
             pins: None,
             manifests: None,
-            manifest_max_age: DEFAULT_MAX_AGE,
+            manifest_max_age: DEFAULT_MANIFEST_MAX_AGE,
         }
     }
 }

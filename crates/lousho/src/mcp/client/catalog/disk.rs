@@ -4,7 +4,7 @@
 //! process writing at the same time) only ever sees a whole file. A file that
 //! cannot be read or parsed is ignored with a warning.
 
-use super::manifest::ToolManifest;
+use super::manifest::{ToolManifest, UnusableManifest};
 use super::store::{ManifestStore, ManifestStoreError};
 use crate::mcp::client::LOG_TARGET;
 use crate::mcp::client::identity::ServerIdentity;
@@ -55,22 +55,22 @@ impl DiskManifestStore {
         self.dir.join(format!("{}.json", server.digest()))
     }
 
-    fn read(&self, path: &Path) -> Result<Option<ToolManifest>, String> {
+    fn read(&self, path: &Path) -> Result<Option<ToolManifest>, UnusableManifest> {
         let file = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(UnusableManifest::Read(e)),
         };
         let mut text = Vec::new();
         file.take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut text)
-            .map_err(|e| e.to_string())?;
+            .map_err(UnusableManifest::Read)?;
         if text.len() as u64 > MAX_FILE_BYTES {
-            return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+            return Err(UnusableManifest::TooLarge(MAX_FILE_BYTES));
         }
         serde_json::from_slice(&text)
             .map(Some)
-            .map_err(|e| format!("not a manifest: {e}"))
+            .map_err(UnusableManifest::NotAManifest)
     }
 }
 
@@ -85,7 +85,7 @@ impl ManifestStore for DiskManifestStore {
             }
             Ok(None) => None,
             Err(reason) => {
-                ignored(&path, &reason);
+                ignored(&path, &reason.to_string());
                 None
             }
         }

@@ -97,23 +97,17 @@ impl ToolManifest {
     /// The tools as rmcp definitions, when the manifest is sound: every
     /// definition parses and matches its fingerprint. `Err` says what is
     /// wrong (the manifest is then not used).
-    pub(crate) fn checked_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+    pub(crate) fn checked_tools(&self) -> Result<Vec<rmcp::model::Tool>, UnusableManifest> {
         if self.format != MANIFEST_FORMAT {
-            return Err(format!(
-                "format {} (this lousho reads {MANIFEST_FORMAT})",
-                self.format
-            ));
+            return Err(UnusableManifest::Format { found: self.format });
         }
         self.tools
             .iter()
             .map(|t| {
                 let tool: rmcp::model::Tool = serde_json::from_value(t.definition.clone())
-                    .map_err(|e| format!("a tool definition does not parse: {e}"))?;
+                    .map_err(UnusableManifest::Definition)?;
                 if ToolFingerprint::of(&tool) != t.fingerprint {
-                    return Err(format!(
-                        "tool `{}` does not match its fingerprint",
-                        tool.name
-                    ));
+                    return Err(UnusableManifest::Fingerprint(tool.name.into()));
                 }
                 Ok(tool)
             })
@@ -125,4 +119,31 @@ fn millis_since_epoch(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
+}
+
+/// Why a stored manifest is not used (logged as a warning; the server then
+/// connects instead).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UnusableManifest {
+    /// The file could not be read.
+    #[error("it could not be read: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is larger than any manifest lousho writes.
+    #[error("it is larger than {0} bytes")]
+    TooLarge(u64),
+    /// The file is not a manifest.
+    #[error("it is not a manifest: {0}")]
+    NotAManifest(#[source] serde_json::Error),
+    /// Written by a lousho with another manifest format.
+    #[error("it has format {found} (this lousho reads {MANIFEST_FORMAT})")]
+    Format {
+        /// The file's format.
+        found: u32,
+    },
+    /// A tool definition does not parse.
+    #[error("a tool definition does not parse: {0}")]
+    Definition(#[source] serde_json::Error),
+    /// A tool definition does not match its fingerprint.
+    #[error("tool `{0}` does not match its fingerprint")]
+    Fingerprint(String),
 }

@@ -13,6 +13,7 @@
 //!   identity assertion grant, which the MCP server's authorization server
 //!   turns into a token for `clientId`.
 
+use super::entry_error::OAuthSettingsError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -307,7 +308,7 @@ impl OAuthSettings {
     }
 
     /// Checks that the keys fit the grant; the message names the key to fix.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), OAuthSettingsError> {
         let grant_name = match self.grant {
             OAuthGrant::AuthorizationCode => {
                 for (key, set) in [
@@ -317,9 +318,7 @@ impl OAuthSettings {
                     ("idp", self.idp.is_some()),
                 ] {
                     if set {
-                        return Err(format!(
-                            "`{key}` is for `grant: client_credentials` or `enterprise_managed`; add the grant or remove the key"
-                        ));
+                        return Err(OAuthSettingsError::MachineKey(key));
                     }
                 }
                 return Ok(());
@@ -328,18 +327,17 @@ impl OAuthSettings {
             OAuthGrant::EnterpriseManaged => "enterprise_managed",
         };
         if self.client_id.as_deref().is_none_or(str::is_empty) {
-            return Err(format!(
-                "`grant: {grant_name}` needs `clientId` (the client registered with the MCP server's authorization server)"
-            ));
+            return Err(OAuthSettingsError::NoClientId(grant_name));
         }
         for (key, set) in [
             ("redirectUri", self.redirect_uri.is_some()),
             ("clientMetadataUrl", self.client_metadata_url.is_some()),
         ] {
             if set {
-                return Err(format!(
-                    "`{key}` is for the operator sign-in; `grant: {grant_name}` has no browser step, remove it"
-                ));
+                return Err(OAuthSettingsError::SignInKey {
+                    key,
+                    grant: grant_name,
+                });
             }
         }
         let credentials = [
@@ -351,33 +349,29 @@ impl OAuthSettings {
         .filter(|set| **set)
         .count();
         if credentials > 1 {
-            return Err(format!(
-                "`grant: {grant_name}` takes one of `clientSecret`, `privateKeyPem` and `privateKeyFile`, not several"
-            ));
+            return Err(OAuthSettingsError::SeveralCredentials(grant_name));
         }
         if self.signing_algorithm.is_some()
             && self.private_key_pem.is_none()
             && self.private_key_file.is_none()
         {
-            return Err("`signingAlgorithm` needs `privateKeyPem` or `privateKeyFile`".into());
+            return Err(OAuthSettingsError::AlgorithmWithoutKey);
         }
         match (self.grant, &self.idp) {
             (OAuthGrant::ClientCredentials, Some(_)) => {
-                Err("`idp` is for `grant: enterprise_managed`; remove it".into())
+                Err(OAuthSettingsError::IdpWithoutEnterpriseGrant)
             }
-            (OAuthGrant::ClientCredentials, None) if credentials == 0 => Err(
-                "`grant: client_credentials` needs `clientSecret`, `privateKeyPem` or `privateKeyFile`".into(),
-            ),
-            (OAuthGrant::EnterpriseManaged, None) => Err(
-                "`grant: enterprise_managed` needs `idp: { issuer, clientId, idToken | idTokenFile }`".into(),
-            ),
+            (OAuthGrant::ClientCredentials, None) if credentials == 0 => {
+                Err(OAuthSettingsError::NoCredential)
+            }
+            (OAuthGrant::EnterpriseManaged, None) => Err(OAuthSettingsError::NoIdp),
             (OAuthGrant::EnterpriseManaged, Some(idp)) => {
                 if idp.issuer.is_empty() || idp.client_id.is_empty() {
-                    return Err("`idp` needs `issuer` and `clientId`".into());
+                    return Err(OAuthSettingsError::IdpIncomplete);
                 }
                 match (&idp.id_token, &idp.id_token_file) {
                     (Some(_), None) | (None, Some(_)) => Ok(()),
-                    _ => Err("`idp` needs one of `idToken` and `idTokenFile`".into()),
+                    _ => Err(OAuthSettingsError::IdpToken),
                 }
             }
             _ => Ok(()),
@@ -410,7 +404,8 @@ mod tests {
 
     fn parse(json: &str) -> Result<OAuthSettings, String> {
         let settings: OAuthSettings = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        settings.check().map(|()| settings)
+        settings.check().map_err(|e| e.to_string())?;
+        Ok(settings)
     }
 
     #[test]

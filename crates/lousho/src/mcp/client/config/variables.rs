@@ -6,9 +6,16 @@ use super::ConfigError;
 use crate::interpolate::interpolate;
 use serde_json::Value;
 
-/// Expands every string value of `value` (keys are left alone) with
-/// `lookup`; an error names the value's path (`mcpServers.docs.headers.Authorization`).
-pub(crate) fn expand_values(
+/// Expands `${VAR}` and `${VAR:-default}` in every string value of `value`
+/// (keys are left alone) with `lookup`, by the rules of spec files (`$${` is
+/// a literal `${`; defaults nest). An unset variable without a default is
+/// [`ConfigError::Variable`] naming the value's path
+/// (`mcpServers.docs.headers.Authorization`).
+///
+/// [`parse_mcp_servers`](super::parse_mcp_servers) does this with the process
+/// environment; call it yourself to take variables from elsewhere, then
+/// [`servers_from_value`](super::servers_from_value).
+pub fn expand_variables(
     value: Value,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, ConfigError> {
@@ -74,10 +81,10 @@ mod tests {
     fn expands_string_values_and_names_the_path_of_an_unset_one() {
         let value = json!({"docs": {"headers": {"Authorization": "Bearer ${TOKEN}"}, "args": ["$${x}", 1]}});
         assert_eq!(
-            expand_values(value, &env).unwrap(),
+            expand_variables(value, &env).unwrap(),
             json!({"docs": {"headers": {"Authorization": "Bearer s3cret"}, "args": ["${x}", 1]}})
         );
-        let err = expand_values(json!({"docs": {"args": ["a", "${NOPE}"]}}), &env).unwrap_err();
+        let err = expand_variables(json!({"docs": {"args": ["a", "${NOPE}"]}}), &env).unwrap_err();
         let ConfigError::Variable { path, reason } = &err else {
             panic!("{err:?}")
         };

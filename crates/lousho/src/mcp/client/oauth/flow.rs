@@ -41,7 +41,9 @@ pub(crate) fn oauth_entry(
         return Err(OAuthError::NotHttp);
     };
     let settings = server.oauth.as_ref().ok_or(OAuthError::NotConfigured)?;
-    settings.check().map_err(OAuthError::InvalidSettings)?;
+    settings
+        .check()
+        .map_err(|e| OAuthError::InvalidSettings(e.to_string()))?;
     Ok((http, settings))
 }
 

@@ -100,7 +100,7 @@ impl OAuthLink {
             .map_err(|e| LinkError::Failed(OAuthError::sign_in(&self.url, e)))?;
         self.settings
             .check()
-            .map_err(|e| LinkError::Failed(OAuthError::InvalidSettings(e)))?;
+            .map_err(|e| LinkError::Failed(OAuthError::InvalidSettings(e.to_string())))?;
         if let Some(machine) = &self.machine {
             let manager = machine
                 .transport_manager()

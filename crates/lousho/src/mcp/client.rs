@@ -6,6 +6,7 @@ pub(crate) mod catalog;
 pub(crate) mod config;
 mod connect;
 mod connection;
+mod digest;
 mod elicitation;
 mod error;
 mod fingerprint;

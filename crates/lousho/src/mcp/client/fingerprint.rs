@@ -11,9 +11,9 @@
 //! `preserve_order`). `_meta` and `icons` are left out: they change nothing
 //! the model reads or a user approves.
 
+use super::digest::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// SHA-256 of a tool definition's canonical JSON, as 64 lowercase hex digits.
@@ -53,13 +53,7 @@ impl ToolFingerprint {
     pub fn of_value(value: &Value) -> Self {
         let mut text = String::new();
         write_canonical(value, &mut text);
-        let digest = Sha256::digest(text.as_bytes());
-        let mut hex = String::with_capacity(64);
-        for byte in digest {
-            use fmt::Write as _;
-            let _ = write!(hex, "{byte:02x}");
-        }
-        Self(hex)
+        Self(sha256_hex(text.as_bytes()))
     }
 
     /// The 64 hex digits.

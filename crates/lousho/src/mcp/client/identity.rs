@@ -11,8 +11,8 @@
 //! with other credentials, or started another way, is another server.
 
 use super::config::{McpServer, McpTransport};
+use super::digest;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -135,13 +135,7 @@ fn pairs(map: &BTreeMap<String, String>) -> String {
 }
 
 fn sha256_hex(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        use fmt::Write as _;
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
+    digest::sha256_hex(text.as_bytes())
 }
 
 #[cfg(test)]

@@ -12,38 +12,23 @@
 
 use super::replies::{Replies, request_id};
 use super::stdout_watch::StdoutNoise;
+use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
-
-/// A UTF-8 byte order mark, which may start a line (RFC 8259 §8.1).
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-/// A line buffer grown past this by a big message is given back after it.
-const KEEP_CAPACITY: usize = 1024 * 1024;
 
 /// The stdio transport of one server.
 pub(crate) struct ChildTransport<R, W> {
-    read: BufReader<R>,
-    line: Vec<u8>,
-    /// Dropping the rest of an oversized line, up to its newline.
-    discarding: bool,
-    max_line_bytes: usize,
+    reader: LineReader<R>,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     closed: CancellationToken,
     replies: Replies,
     noise: StdoutNoise,
-}
-
-enum Read {
-    Line,
-    Oversized,
-    Eof,
-    Failed(io::Error),
 }
 
 impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
@@ -57,10 +42,7 @@ impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
         noise: StdoutNoise,
     ) -> Self {
         Self {
-            read: BufReader::with_capacity(64 * 1024, read),
-            line: Vec::new(),
-            discarding: false,
-            max_line_bytes,
+            reader: LineReader::new(read, max_line_bytes, 0),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             closed: CancellationToken::new(),
             replies,
@@ -68,51 +50,8 @@ impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
         }
     }
 
-    /// Reads one line into `self.line`, never past the limit. Cancel-safe:
-    /// bytes leave the reader's buffer only together with their copy into
-    /// `self.line` (no await in between); a partial line stays for the next
-    /// call.
-    async fn read_line(&mut self) -> Read {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok(a) => a,
-                Err(e) => return Read::Failed(e),
-            };
-            if available.is_empty() {
-                return Read::Eof;
-            }
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            if self.discarding {
-                self.read.consume(take);
-                if newline.is_some() {
-                    self.discarding = false;
-                }
-                continue;
-            }
-            if self.line.len() + take > self.max_line_bytes {
-                self.line.clear();
-                self.read.consume(take);
-                self.discarding = newline.is_none();
-                return Read::Oversized;
-            }
-            self.line.extend_from_slice(&available[..take]);
-            self.read.consume(take);
-            if newline.is_some() {
-                return Read::Line;
-            }
-        }
-    }
-
     /// The message on the line just read, if it is one to deliver.
-    fn parse(&self) -> Option<ServerJsonRpcMessage> {
-        let mut line = self.line.as_slice();
-        line = line.strip_suffix(b"\n").unwrap_or(line);
-        line = line.strip_suffix(b"\r").unwrap_or(line);
-        line = line.strip_prefix(BOM).unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
+    fn parse(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
         match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
             Ok(message) => {
                 self.replies.received(&message);
@@ -172,27 +111,24 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            match self.read_line().await {
-                Read::Line => {}
-                Read::Oversized => {
+            match self.reader.read_line().await {
+                ReadLine::Line => {}
+                ReadLine::Oversized { .. } => {
                     self.noise.record_oversize();
                     tracing::debug!(
-                        max_line_bytes = self.max_line_bytes,
+                        max_line_bytes = self.reader.max_line_bytes(),
                         "dropped a message from the MCP server over the size limit"
                     );
                     continue;
                 }
-                Read::Eof => return None,
-                Read::Failed(e) => {
+                ReadLine::Eof => return None,
+                ReadLine::Failed(e) => {
                     tracing::debug!(error = %e, "cannot read the MCP server's stdout");
                     return None;
                 }
             }
-            let parsed = self.parse();
-            self.line.clear();
-            if self.line.capacity() > KEEP_CAPACITY {
-                self.line = Vec::new();
-            }
+            let parsed = self.reader.line().and_then(|line| self.parse(line));
+            self.reader.clear();
             if parsed.is_some() {
                 return parsed;
             }

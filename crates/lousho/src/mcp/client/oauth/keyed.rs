@@ -9,8 +9,8 @@
 
 use super::store::{StoredToken, TokenStore, TokenStoreError};
 use crate::mcp::client::config::OAuthSettings;
+use crate::mcp::client::digest::sha256_hex;
 use async_trait::async_trait;
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// `store`, with every server URL turned into the key for `settings`.
@@ -41,7 +41,7 @@ fn identity(settings: &OAuthSettings) -> Option<String> {
     if !own {
         return None;
     }
-    let digest = |s: Option<&str>| s.map(|s| hex(&Sha256::digest(s.as_bytes())));
+    let digest = |s: Option<&str>| s.map(|s| sha256_hex(s.as_bytes()));
     let parts = serde_json::json!({
         "grant": settings.grant,
         "clientId": settings.client_id,
@@ -54,12 +54,8 @@ fn identity(settings: &OAuthSettings) -> Option<String> {
             "clientSecret": digest(i.client_secret.as_deref()),
         })),
     });
-    let full = hex(&Sha256::digest(parts.to_string().as_bytes()));
+    let full = sha256_hex(parts.to_string().as_bytes());
     Some(format!("#cred={}", &full[..16]))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug)]

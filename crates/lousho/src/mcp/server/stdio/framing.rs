@@ -9,83 +9,29 @@
 
 use super::super::recover_id::recover_id;
 use super::BatchWriter;
+use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::io;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::AsyncRead;
 
 /// How much of an oversized line is kept to read its id from.
 const HEAD_BYTES: usize = 4096;
-/// A UTF-8 byte order mark, which may start a line (RFC 8259 §8.1).
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The stdio transport of a served agent.
 pub(crate) struct LineTransport<R> {
-    read: BufReader<R>,
+    reader: LineReader<R>,
     out: BatchWriter,
-    max_line_bytes: usize,
-    line: Vec<u8>,
-    /// Dropping the rest of an oversized line, up to its newline.
-    discarding: bool,
-}
-
-/// One bounded line read.
-enum Read {
-    Line,
-    Oversized { head: Vec<u8> },
-    Eof,
-    Failed(io::Error),
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     pub(crate) fn new(read: R, out: BatchWriter, max_line_bytes: usize) -> Self {
         Self {
-            read: BufReader::with_capacity(64 * 1024, read),
+            reader: LineReader::new(read, max_line_bytes, HEAD_BYTES),
             out,
-            max_line_bytes,
-            line: Vec::new(),
-            discarding: false,
-        }
-    }
-
-    /// Reads one line into `self.line`, never past the limit. Cancel-safe:
-    /// bytes are moved out of the reader's buffer only together with their
-    /// copy into `self.line`, with no await in between, and a partial line
-    /// stays in `self.line` for the next call.
-    async fn read_line(&mut self) -> Read {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok(a) => a,
-                Err(e) => return Read::Failed(e),
-            };
-            if available.is_empty() {
-                return Read::Eof;
-            }
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            if self.discarding {
-                self.read.consume(take);
-                if newline.is_some() {
-                    self.discarding = false;
-                }
-                continue;
-            }
-            if self.line.len() + take > self.max_line_bytes {
-                let mut head = std::mem::take(&mut self.line);
-                head.extend_from_slice(&available[..take.min(HEAD_BYTES)]);
-                head.truncate(HEAD_BYTES);
-                self.read.consume(take);
-                self.discarding = newline.is_none();
-                return Read::Oversized { head };
-            }
-            self.line.extend_from_slice(&available[..take]);
-            self.read.consume(take);
-            if newline.is_some() {
-                return Read::Line;
-            }
         }
     }
 
@@ -157,44 +103,33 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            match self.read_line().await {
-                Read::Line => {}
-                Read::Oversized { head } => {
+            match self.reader.read_line().await {
+                ReadLine::Line => {}
+                ReadLine::Oversized { head } => {
                     let id = recover_id(&head);
+                    let max_line_bytes = self.reader.max_line_bytes();
                     tracing::warn!(
                         id = ?id,
-                        max_line_bytes = self.max_line_bytes,
+                        max_line_bytes,
                         "a stdio request line is over the size limit; answering with an error"
                     );
                     self.answer(
                         id,
                         -32600,
                         &format!(
-                            "Invalid Request: the message is over the {} byte limit",
-                            self.max_line_bytes
+                            "Invalid Request: the message is over the {max_line_bytes} byte limit"
                         ),
                     );
                     continue;
                 }
-                Read::Eof => return None,
-                Read::Failed(e) => {
+                ReadLine::Eof => return None,
+                ReadLine::Failed(e) => {
                     tracing::error!(error = %e, "cannot read stdin");
                     return None;
                 }
             }
-            let mut line = self.line.as_slice();
-            line = line.strip_suffix(b"\n").unwrap_or(line);
-            line = line.strip_suffix(b"\r").unwrap_or(line);
-            line = line.strip_prefix(BOM).unwrap_or(line);
-            let parsed = if line.iter().all(u8::is_ascii_whitespace) {
-                None
-            } else {
-                self.parse(line)
-            };
-            self.line.clear();
-            if self.line.capacity() > 1024 * 1024 {
-                self.line = Vec::new();
-            }
+            let parsed = self.reader.line().and_then(|line| self.parse(line));
+            self.reader.clear();
             if parsed.is_some() {
                 return parsed;
             }

@@ -2,12 +2,13 @@
 //! the agent tool, over stateless HTTP, also across two servers sharing one
 //! store; checked by what each server's ScriptedModel was sent.
 
-use lousho::mcp::server::{HttpOptions, McpServerHandle, ServeOptions, serve_mcp};
+use lousho::mcp::{HttpOptions, McpServerHandle};
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Message, ModelRequest};
 use lousho::session::{MemoryStore, SessionStore};
 use lousho::tool::DefinedTool;
 use lousho::{Agent, ToolOutput};
+use lousho::{ServeOptions, serve_mcp};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, object};
 use rmcp::transport::StreamableHttpClientTransport;

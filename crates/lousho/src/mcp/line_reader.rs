@@ -128,7 +128,7 @@ mod tests {
     #[tokio::test]
     async fn an_oversized_line_keeps_its_head_and_the_next_line_reads() {
         let input: &[u8] = b"\xEF\xBB\xBF{\"a\":1}\r\n0123456789abcdef\n  \n{\"b\":2}";
-        let mut r = LineReader::new(input, 10, 4);
+        let mut r = LineReader::new(input, 16, 4);
         assert!(matches!(r.read_line().await, ReadLine::Line));
         assert_eq!(r.line(), Some(&b"{\"a\":1}"[..]));
         r.clear();

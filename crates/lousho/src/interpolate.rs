@@ -1,6 +1,6 @@
 //! `${VAR}` and `${VAR:-default}` in strings: the one implementation, for
 //! spec files (`lousho::spec`) and MCP server configs
-//! (`lousho::mcp::client::parse_mcp_servers`).
+//! (`lousho::mcp::parse_mcp_servers`).
 
 use std::fmt;
 

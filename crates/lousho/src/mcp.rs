@@ -15,6 +15,32 @@
 //!   share [`tools`](McpClient::tools) between agents;
 //! - [`load_mcp_tools`]: tools from an rmcp client you connected yourself.
 //!
+//! # Catalog
+//!
+//! What each server offered when it was last listed (its tool
+//! manifest), so a run can offer a server's tools without starting it and
+//! connect the server only when one of its tools is called.
+//!
+//! - After every successful `tools/list` (at connect and after every
+//!   `list_changed` refresh) the connection records a [`ToolManifest`]: the
+//!   tools with every field, server info, instructions, protocol version,
+//!   the time it was fetched and a [`ToolFingerprint`]
+//!   per tool. It is keyed by the server's [`ServerIdentity`],
+//!   so a changed entry (command, arguments, environment, URL, headers) never
+//!   reuses a stale manifest.
+//! - A [`ManifestStore`] keeps them: [`DiskManifestStore`] (one JSON file per
+//!   identity under the user's cache directory; atomic writes) or
+//!   [`MemoryManifestStore`].
+//! - With a store in [`ConnectOptions`], a server with a
+//!   fresh manifest (younger than the max age, [`DEFAULT_MANIFEST_MAX_AGE`] unless set)
+//!   is `Cataloged`: not spawned or dialled at `ready()` or the first run; it
+//!   connects (once, shared by concurrent callers) when one of its tools is
+//!   first called. A server without one, or with `preload: true`, connects
+//!   as without a store.
+//!
+//! The library never writes a cache unless given a store; the `lousho` CLI
+//! uses [`DiskManifestStore::from_env`] by default.
+//!
 //! # Serving an agent
 //!
 //! Serve an agent (and chosen tools) over MCP, on stdio or Streamable HTTP.
@@ -87,6 +113,8 @@ pub(crate) mod client;
 mod line_reader;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+mod usage_meta;
 
 #[cfg(feature = "oauth")]
 pub use client::oauth;

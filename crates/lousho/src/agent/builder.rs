@@ -152,7 +152,7 @@ impl AgentBuilder {
     /// with a fresh manifest is not started at `ready()` or the first run;
     /// the model is offered its tools from the manifest and the server
     /// connects when one of them is first called (see
-    /// [`catalog`](crate::mcp::client::catalog)). Without a store (the
+    /// [the catalog](crate::mcp#catalog)). Without a store (the
     /// default) servers connect on `ready()` or the first run and nothing is
     /// written. Same as [`ConnectOptions::manifests`](crate::mcp::ConnectOptions::manifests);
     /// a later [`mcp_options`](Self::mcp_options) replaces it.

@@ -51,3 +51,5 @@ mod spec_limits;
 mod tool_input;
 mod tools;
 mod usage;
+#[cfg(feature = "mcp-server")]
+mod usage_served;

@@ -274,7 +274,13 @@ async fn send_call(
         (response, _) => response,
     };
     match response.map_err(CallFailure::Service)? {
-        ServerResult::CallToolResult(result) => Ok(to_output(&result)),
+        ServerResult::CallToolResult(result) => {
+            // A served lousho agent's model requests count in the caller's reply.
+            if let Some(sink) = &ctx.parent.usage {
+                sink.add(crate::mcp::usage_meta::usage_of(&result));
+            }
+            Ok(to_output(&result))
+        }
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
     }
 }

@@ -160,11 +160,11 @@ impl ConnectOptions {
 
     /// Keeps tool manifests in `store` and connects a server with a fresh
     /// one only when one of its tools is first called (see
-    /// [`catalog`](super::catalog)).
+    /// [the catalog](crate::mcp#catalog)).
     ///
     /// ```
     /// use lousho::mcp::ConnectOptions;
-    /// use lousho::mcp::client::DiskManifestStore;
+    /// use lousho::mcp::DiskManifestStore;
     /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// let options = ConnectOptions::new().manifests(std::sync::Arc::new(DiskManifestStore::from_env()?));
     /// # let _ = options; Ok(()) }

@@ -8,6 +8,7 @@ use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use super::sessions::{self, Requested};
 use crate::agent::{AgentEvent, Reply, RunStatus, TextProgress};
+use crate::mcp::usage_meta::with_usage;
 use crate::model::{Part, Role};
 use crate::session::SessionStore;
 use crate::{Agent, AgentError};
@@ -178,8 +179,10 @@ pub(crate) async fn call(
             Some(Ok(event)) => event,
         };
         match event {
-            AgentEvent::Done(reply) => {
-                return Outcome::Result(with_id(reply_result(*reply, &unapproved)));
+            AgentEvent::Done(mut reply) => {
+                let requests = std::mem::take(&mut reply.requests);
+                let result = with_id(reply_result(*reply, &unapproved));
+                return Outcome::Result(with_usage(result, &requests));
             }
             AgentEvent::ApprovalRequested(question) => {
                 channel

@@ -2,7 +2,7 @@
 
 use lousho::mcp::McpClient;
 use lousho::mcp::ServerStatus;
-use lousho::mcp::client::{DiskManifestStore, McpTransport};
+use lousho::mcp::{DiskManifestStore, McpTransport};
 use lousho::model::ModelError;
 use lousho::spec::AgentSpec;
 use std::cell::RefCell;

@@ -4,9 +4,10 @@
 
 use futures::StreamExt;
 use lousho::Agent;
-use lousho::mcp::server::{HttpOptions, ServeOptions, serve_mcp};
+use lousho::mcp::HttpOptions;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{FinishReason, Model, ModelEvent, ModelRequest, ModelStream};
+use lousho::{ServeOptions, serve_mcp};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
     ProgressNotificationParam, object,

@@ -104,6 +104,7 @@ async fn call(
         );
         return Err(err.into());
     }
+    let _spinner = crate::progress::Spinner::quiet(format!("running {tool}"));
     Ok(agent.send("(lousho call)").await?)
 }
 

@@ -235,6 +235,8 @@ pub fn build_one(
     let mut options = spec.mcp_options.clone();
     if approvals != Approvals::Nobody {
         options = crate::elicit::install(options);
+        // Shown on the spinner (a terminal only; `lousho mcp` has none).
+        options = options.on_progress(crate::progress::server_progress);
     }
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
         options = options.tokens(store);

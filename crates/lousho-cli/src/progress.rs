@@ -4,6 +4,9 @@
 //! files…`) or nothing. Spinners never touch stdout and carry no colours
 //! (so `NO_COLOR` has nothing to turn off); `lousho mcp` shows none.
 //!
+//! MCP servers' progress notifications about a call show on the spinner's
+//! line ([`server_progress`]).
+//!
 //! One spinner at a time. A question on the terminal (an approval, a
 //! server's form) takes it down first with [`hold_for_prompt`], and no
 //! spinner starts while one is open.
@@ -17,9 +20,10 @@ use std::io::IsTerminal;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-/// The spinner on screen (with its number), and how many prompts are open.
+/// The spinner on screen (with its number and message), and how many
+/// prompts are open.
 struct Screen {
-    shown: Option<(u64, ProgressBar)>,
+    shown: Option<(u64, ProgressBar, String)>,
     next: u64,
     prompts: usize,
 }
@@ -68,11 +72,11 @@ impl Spinner {
         let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
         bar.set_style(style);
-        bar.set_message(message);
+        bar.set_message(message.clone());
         bar.enable_steady_tick(Duration::from_millis(100));
         screen.next += 1;
         let id = screen.next;
-        if let Some((_, old)) = screen.shown.replace((id, bar.clone())) {
+        if let Some((_, old, _)) = screen.shown.replace((id, bar.clone(), message)) {
             old.finish_and_clear();
         }
         Self {
@@ -92,7 +96,11 @@ impl Drop for Spinner {
         if let Some((id, bar)) = self.bar.take() {
             bar.finish_and_clear();
             let mut screen = screen();
-            if screen.shown.as_ref().is_some_and(|(shown, _)| *shown == id) {
+            if screen
+                .shown
+                .as_ref()
+                .is_some_and(|(shown, _, _)| *shown == id)
+            {
                 screen.shown = None;
             }
         }
@@ -102,7 +110,7 @@ impl Drop for Spinner {
 /// Prints `line` on stderr, above the spinner when one is shown.
 #[allow(clippy::print_stderr)]
 pub fn eprint_line(line: &str) {
-    let shown = screen().shown.as_ref().map(|(_, bar)| bar.clone());
+    let shown = screen().shown.as_ref().map(|(_, bar, _)| bar.clone());
     match shown {
         Some(bar) => bar.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
@@ -116,7 +124,7 @@ pub struct PromptHold(());
 pub fn hold_for_prompt() -> PromptHold {
     let mut screen = screen();
     screen.prompts += 1;
-    if let Some((_, bar)) = screen.shown.take() {
+    if let Some((_, bar, _)) = screen.shown.take() {
         bar.finish_and_clear();
     }
     PromptHold(())
@@ -126,5 +134,32 @@ impl Drop for PromptHold {
     fn drop(&mut self) {
         let mut screen = screen();
         screen.prompts = screen.prompts.saturating_sub(1);
+    }
+}
+
+/// A server's progress notification, shown after the spinner's message
+/// (`running docs__index · docs 2/3 indexing part 2`); nothing off a terminal.
+pub fn server_progress(update: lousho::mcp::ServerProgress) {
+    let screen = screen();
+    let Some((_, bar, message)) = &screen.shown else {
+        return;
+    };
+    let count = match update.total {
+        Some(total) => format!("{}/{}", number(update.progress), number(total)),
+        None => number(update.progress),
+    };
+    let note = update
+        .message
+        .map(|m| format!(" {}", m.lines().next().unwrap_or_default()))
+        .unwrap_or_default();
+    bar.set_message(format!("{message} · {} {count}{note}", update.server));
+}
+
+/// `2`, `2.5`.
+fn number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
     }
 }

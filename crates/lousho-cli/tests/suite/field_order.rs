@@ -9,13 +9,13 @@ use serde_json::Value;
 /// The order `interop/clients/ordered_tools_server.mjs` sends.
 const SERVER_ORDER: [&str; 5] = ["query", "limit", "filter", "caseSensitive", "after"];
 
-fn ordered_spec() -> Option<(tempfile::TempDir, String)> {
+pub(super) fn ordered_spec() -> Option<(tempfile::TempDir, String)> {
     let server = node_peer("ordered_tools_server.mjs")?;
     Some(spec_file(
         "ordered.yaml",
         &format!(
             "model: test\nmcpServers:\n  notes:\n    command: node\n    args: [{:?}]\n    startupTimeoutMs: 30000\n\
-             permissions:\n  rules: [{{tool: notes__search, decision: allow}}]\n",
+             permissions:\n  rules: [{{tool: \"notes__*\", decision: allow}}]\n",
             server.to_string_lossy()
         ),
     ))

@@ -106,3 +106,36 @@ fn the_tools_table_is_aligned_and_counted() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_servers_progress_notifications_show_on_the_spinner_line() {
+    // `notes__index` of the TypeScript SDK peer sends three progress
+    // notifications, 300 ms apart, before it answers.
+    let Some((_dir, spec)) = super::field_order::ordered_spec() else {
+        return;
+    };
+    let piped = lousho()
+        .args(["call", &spec, "notes__index"])
+        .output()
+        .unwrap();
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert_eq!(stdout(&piped).trim(), "indexed");
+    assert!(
+        !stderr(&piped).contains("indexing part"),
+        "only on a terminal"
+    );
+
+    let Some(shown) = on_a_terminal(&format!("call '{spec}' notes__index")) else {
+        return;
+    };
+    assert!(shown.contains("indexed"), "{shown:?}");
+    assert!(shown.contains("running notes__index"), "{shown:?}");
+    let seen = (1..=3)
+        .filter(|n| {
+            shown.contains(&format!(
+                "running notes__index · notes {n}/3 indexing part {n}"
+            ))
+        })
+        .count();
+    assert!(seen >= 1, "the server's progress on the spinner: {shown:?}");
+}

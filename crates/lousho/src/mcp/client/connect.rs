@@ -10,6 +10,7 @@ use super::naming::{ToolNames, ToolNaming, qualified_name};
 use super::oauth::OAuthLink;
 #[cfg(feature = "oauth")]
 use super::oauth::{Authorizer, TokenStore};
+use super::progress::{ProgressHook, ServerProgress};
 use super::warnings;
 use crate::policy::{Pins, ToolDrift};
 use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
@@ -57,6 +58,9 @@ pub struct ConnectOptions {
     /// declares the `elicitation` capability (otherwise it does not, and
     /// servers may not ask).
     pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Called with each progress notification a server sends about a call
+    /// (see [`on_progress`](Self::on_progress)).
+    pub progress: Option<ProgressHook>,
     /// Pinned tool definitions for every server (a lock file's); a server's
     /// own [`McpServer::pins`] win. With pins, a server's `pin` mode
     /// defaults to `warn`; a server missing from them has all its tools `new`.
@@ -80,6 +84,7 @@ impl fmt::Debug for ConnectOptions {
         s.field("tokens", &self.tokens)
             .field("authorizer", &self.authorizer);
         s.field("elicitation", &self.elicitation.is_some())
+            .field("progress", &self.progress.is_some())
             .field("pins", &self.pins.as_ref().map(|p| p.servers.len()))
             .field("manifests", &self.manifests.is_some())
             .field("manifest_max_age", &self.manifest_max_age)
@@ -98,6 +103,7 @@ impl Default for ConnectOptions {
             #[cfg(feature = "oauth")]
             authorizer: None,
             elicitation: None,
+            progress: None,
             pins: None,
             manifests: None,
             manifest_max_age: DEFAULT_MANIFEST_MAX_AGE,
@@ -148,6 +154,15 @@ impl ConnectOptions {
     /// file); see [`Pins`].
     pub fn pins(mut self, pins: Pins) -> Self {
         self.pins = Some(Arc::new(pins));
+        self
+    }
+
+    /// Calls `hook` with every `notifications/progress` a server sends about
+    /// a call: its name, how far, the total when known, its message (the
+    /// `lousho` command shows them on its spinner line). Called on the
+    /// connection's task: keep it quick.
+    pub fn on_progress(mut self, hook: impl Fn(ServerProgress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(hook));
         self
     }
 
@@ -336,6 +351,7 @@ impl McpClient {
                     options.lazy,
                     oauth,
                     options.elicitation.clone(),
+                    options.progress.clone(),
                     catalog,
                 );
                 (name, conn)

@@ -15,6 +15,7 @@ use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::peer_requests::{Overflow, PeerRequestLimit};
 use super::pinning::PinCheck;
 use super::process::{SpawnError, StdioProcess};
+use super::progress::ProgressHook;
 use super::replies::Replies;
 use super::stdio_transport::ChildTransport;
 use super::stdout_watch::StdoutNoise;
@@ -95,6 +96,8 @@ pub(crate) struct Connection {
     oauth: Option<OAuthLink>,
     /// Who answers the server's elicitation requests.
     elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Who hears the server's progress notifications.
+    progress: Option<ProgressHook>,
     /// The digest of the server's identity (remembered approvals' key).
     identity: String,
     /// The entry's pins and mode, when it compares with pins.
@@ -108,6 +111,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         name: String,
         entry: McpServer,
@@ -115,6 +119,7 @@ impl Connection {
         lazy: bool,
         oauth: Option<OAuthLink>,
         elicitation: Option<Arc<dyn ElicitationHandler>>,
+        progress: Option<ProgressHook>,
         catalog: Option<CatalogLink>,
     ) -> Arc<Self> {
         let identity = ServerIdentity::of(&entry).digest();
@@ -140,6 +145,7 @@ impl Connection {
             this: this.clone(),
             oauth,
             elicitation,
+            progress,
             catalog,
         });
         conn.load_manifest();
@@ -446,7 +452,7 @@ impl Connection {
         lifecycle: ClientLifecycleMode,
         rejected: &mut bool,
     ) -> Result<Live, McpError> {
-        let handler = Handler::new(&self.name, self.elicitation.clone());
+        let handler = Handler::new(&self.name, self.elicitation.clone(), self.progress.clone());
         let timeout = self.entry.startup_timeout;
         let (live, standalone) = match &self.entry.transport {
             McpTransport::Stdio(config) => {

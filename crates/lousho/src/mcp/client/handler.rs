@@ -1,14 +1,17 @@
 //! Our rmcp `ClientHandler`: identifies lousho, turns
 //! `notifications/tools/list_changed` into a refresh signal and passes
 //! `elicitation/create` to the user's [`ElicitationHandler`] (the capability
-//! is declared only when there is one).
+//! is declared only when there is one), and `notifications/progress` to the
+//! progress hook, when there is one.
 
 use super::elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse};
+use super::progress::{ProgressHook, ServerProgress};
 use rmcp::ClientHandler;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, FormElicitationCapability, Implementation, ProtocolVersion,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::Arc;
@@ -24,14 +27,21 @@ pub(crate) struct Handler {
     pub(crate) changes_seen: Arc<AtomicU64>,
     /// The server's name and who answers its elicitation requests.
     elicitation: Option<(Arc<str>, Arc<dyn ElicitationHandler>)>,
+    /// The server's name and who hears its progress notifications.
+    progress: Option<(Arc<str>, ProgressHook)>,
 }
 
 impl Handler {
-    pub(crate) fn new(server: &str, elicitation: Option<Arc<dyn ElicitationHandler>>) -> Self {
+    pub(crate) fn new(
+        server: &str,
+        elicitation: Option<Arc<dyn ElicitationHandler>>,
+        progress: Option<ProgressHook>,
+    ) -> Self {
         Self {
             tools_changed: Arc::new(Notify::new()),
             changes_seen: Arc::new(AtomicU64::new(0)),
             elicitation: elicitation.map(|h| (Arc::from(server), h)),
+            progress: progress.map(|h| (Arc::from(server), h)),
         }
     }
 }
@@ -51,6 +61,21 @@ impl ClientHandler for Handler {
             Implementation::new("lousho", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some((server, hook)) = &self.progress {
+            hook(ServerProgress {
+                server: server.to_string(),
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -24,6 +24,7 @@ mod peers;
 mod serve_agents;
 mod serve_approvals;
 mod serve_interop;
+mod serve_mrtr;
 mod serve_sampling;
 mod serve_stdio;
 #[cfg(feature = "otel")]

@@ -10,6 +10,7 @@ mod handle;
 mod handler;
 mod http;
 mod invalid_params;
+mod mrtr;
 mod options;
 mod peer_channel;
 mod recover_id;

@@ -4,6 +4,7 @@
 //! notifications keep clients with request timeouts waiting.
 
 use super::approval;
+use super::mrtr;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use super::sessions::{self, Requested};
@@ -62,7 +63,7 @@ pub(crate) async fn call(
     request_cancel: &CancellationToken,
     run_cancel: CancellationToken,
     channel: PeerChannel,
-    approval: Option<Duration>,
+    approver: Approver,
     store: Option<&Arc<dyn SessionStore>>,
 ) -> Outcome {
     let message = match arguments.as_ref().and_then(|a| a.get("message")) {
@@ -119,9 +120,16 @@ pub(crate) async fn call(
         .cancel(run_cancel.clone())
         .tool_client(Arc::new(channel.clone()));
     // Who could have approved, for the message of a run that paused anyway.
-    let unapproved = match approval {
-        None => Unapproved::Off,
-        Some(timeout) => match approval::cannot_ask(&channel) {
+    let unapproved = match approver {
+        Approver::Nobody => Unapproved::Off,
+        Approver::Rounds(timeout, steps) => {
+            request = request.approval_handler(move |question| {
+                let steps = steps.clone();
+                async move { mrtr::ask(&steps, question, timeout).await }
+            });
+            Unapproved::Off
+        }
+        Approver::Elicit(timeout) => match approval::cannot_ask(&channel) {
             Some(why) => Unapproved::CannotAsk(why),
             None => {
                 let asker = channel.clone();
@@ -212,6 +220,16 @@ pub(crate) async fn call(
             }
         }
     }
+}
+
+/// Who answers a served run's approval questions.
+pub(crate) enum Approver {
+    /// Nobody (`ServeApprovals::Deny` or `Allow`): the run pauses, `isError`.
+    Nobody,
+    /// The client's user, through `elicitation/create` (stdio, stateful HTTP).
+    Elicit(Duration),
+    /// The client's user, through `InputRequiredResult` rounds (2026-07-28).
+    Rounds(Duration, tokio::sync::mpsc::Sender<mrtr::Step>),
 }
 
 /// Why nobody approved a call of a run that paused.

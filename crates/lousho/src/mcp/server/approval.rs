@@ -98,10 +98,18 @@ fn cut(s: &str, max: usize) -> String {
 /// Why the client's user cannot be asked on this call, if they cannot: the
 /// rest of a sentence ("`x` needs approval and …").
 pub(crate) fn cannot_ask(channel: &PeerChannel) -> Option<String> {
-    if !channel.answers {
+    if channel.modern && channel.elicitation {
         return Some(
-            "the MCP client cannot be asked on this connection (stateless Streamable HTTP, or \
-             protocol 2026-07-28): serve HTTP with sessions (`HttpOptions::stateful(true)`, spec \
+            "the MCP client speaks protocol 2026-07-28, where only an agent run's approvals can \
+             be asked (through multi-round-trip requests), not a directly exposed tool's; use \
+             the agent tool, or allow the tool with a permission rule"
+                .to_owned(),
+        );
+    }
+    if !channel.answers && !channel.modern {
+        return Some(
+            "the MCP client cannot be asked on this connection (stateless Streamable HTTP): \
+             serve HTTP with sessions (`HttpOptions::stateful(true)`, spec \
              `serve.stateful: true`), or use stdio"
                 .to_owned(),
         );

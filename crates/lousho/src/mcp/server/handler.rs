@@ -1,9 +1,10 @@
 //! The rmcp `ServerHandler`: `tools/list` and `tools/call` for the agent tool
 //! and the directly exposed tools.
 
-use super::agent_tool::{self, Outcome};
+use super::agent_tool::{self, Approver, Outcome};
 use super::approval;
 use super::invalid_params::custom_request_error;
+use super::mrtr::{ParkedRuns, Round, Step};
 use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
 use crate::Agent;
@@ -25,6 +26,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span};
 
@@ -55,6 +57,8 @@ struct Inner {
     approval: Option<Duration>,
     /// `ServeOptions::sessions`: where the agent tool's conversations live.
     store: Option<Arc<dyn SessionStore>>,
+    /// Agent runs of 2026-07-28 clients parked on an approval question.
+    parked: ParkedRuns,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -118,6 +122,7 @@ impl LoushoServer {
                 answers,
                 approval,
                 store,
+                parked: ParkedRuns::default(),
             }),
             log: LogFilter::default(),
         }
@@ -132,6 +137,78 @@ impl LoushoServer {
         }
     }
 
+    /// One round of an agent call from a 2026-07-28 client with approvals
+    /// to ask: the first starts the run, a retry (`requestState`) resumes
+    /// it with the client's answer; each ends with the next question (an
+    /// `InputRequiredResult`) or the run's result.
+    async fn agent_round(
+        &self,
+        agent: &Agent,
+        request: CallToolRequestParams,
+        channel: PeerChannel,
+        timeout: Duration,
+        request_cancel: &CancellationToken,
+        run_cancel: CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inner = &self.inner;
+        let round = async {
+            if let Some(handle) = request.request_state.as_deref() {
+                return inner
+                    .parked
+                    .resume(handle, request.input_responses.as_ref(), timeout)
+                    .await;
+            }
+            let (tx, rx) = mpsc::channel(1);
+            let agent = agent.clone();
+            let store = inner.store.clone();
+            let arguments = request.arguments.clone();
+            let cancel = run_cancel.clone();
+            tokio::spawn(async move {
+                // The run outlives this round: it ends, or is denied after
+                // the timeout when the retry never comes.
+                let detached = CancellationToken::new();
+                let out = agent_tool::call(
+                    &agent,
+                    arguments,
+                    &detached,
+                    cancel,
+                    channel,
+                    Approver::Rounds(timeout, tx.clone()),
+                    store.as_ref(),
+                )
+                .await;
+                let done = match out {
+                    Outcome::Result(r) => Some(r),
+                    Outcome::Cancelled => None,
+                };
+                let _ = tx.send(Step::Done(done)).await;
+            });
+            Some(inner.parked.next(rx, timeout).await)
+        };
+        let round = tokio::select! {
+            biased;
+            () = request_cancel.cancelled() => {
+                if request.request_state.is_none() {
+                    run_cancel.cancel();
+                }
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+            round = round => round,
+        };
+        match round {
+            Some(Round::Input(input)) => Ok(CallToolResponse::InputRequired(input)),
+            Some(Round::Done(result)) => Ok(result.into()),
+            Some(Round::Cancelled) => {
+                Err(ErrorData::internal_error("the call was cancelled", None))
+            }
+            None => Ok(error_result(
+                "this approval is no longer pending (it was answered already, or it expired \
+                 after the approval timeout and was denied); call the tool again",
+            )
+            .into()),
+        }
+    }
+
     /// How a call's tools reach its client.
     fn channel(&self, cx: &RequestContext<RoleServer>, progress: ProgressTo) -> PeerChannel {
         let caps = cx.client_capabilities().unwrap_or_default();
@@ -141,6 +218,7 @@ impl LoushoServer {
             progress,
             log: self.log.clone(),
             answers: self.inner.answers && !modern,
+            modern,
             elicitation: caps.elicitation.is_some(),
             sampling: caps.sampling.is_some(),
             sampling_tools: caps.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
@@ -237,13 +315,32 @@ impl LoushoServer {
                 None => ProgressTo::Nowhere,
             };
             let channel = self.channel(&cx, progress);
+            if let Some(timeout) = inner.approval
+                && channel.modern
+                && channel.elicitation
+            {
+                return self
+                    .agent_round(
+                        agent,
+                        request,
+                        channel,
+                        timeout,
+                        &request_cancel,
+                        run_cancel,
+                    )
+                    .await;
+            }
+            let approver = match inner.approval {
+                Some(timeout) => Approver::Elicit(timeout),
+                None => Approver::Nobody,
+            };
             return match agent_tool::call(
                 agent,
                 request.arguments,
                 &request_cancel,
                 run_cancel,
                 channel,
-                inner.approval,
+                approver,
                 inner.store.as_ref(),
             )
             .await

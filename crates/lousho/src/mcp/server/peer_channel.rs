@@ -62,6 +62,9 @@ pub(crate) struct PeerChannel {
     /// Whether the client can answer requests on this transport (not over
     /// stateless HTTP, nor on 2026-07-28, which forbids them).
     pub(crate) answers: bool,
+    /// Whether the request speaks protocol 2026-07-28 (no server requests;
+    /// multi-round-trip `InputRequiredResult` instead).
+    pub(crate) modern: bool,
     /// The client's capabilities for this request.
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,

@@ -4,6 +4,7 @@ mod approval;
 mod as_tool;
 mod builder;
 mod context;
+mod deferral;
 mod error;
 mod event;
 mod execute;
@@ -78,6 +79,8 @@ pub(crate) struct AgentInner {
     pub(crate) prices: Arc<crate::model::PriceTable>,
     /// Whether spans carry prompts, completions and tool arguments/results.
     pub(crate) record_content: bool,
+    /// How tool definitions are held back ([`crate::tool::search`]).
+    pub(crate) tool_search: crate::tool::search::ToolSearch,
 }
 
 impl fmt::Debug for Agent {

@@ -57,4 +57,19 @@ pub trait Model: Send + Sync + 'static {
 
     /// Starts one model turn.
     fn stream(&self, request: &ModelRequest) -> ModelStream;
+
+    /// The model's context window in tokens, when known (tool search's
+    /// `auto` mode compares the tool definitions with it; unknown counts as
+    /// [`DEFAULT_CONTEXT_WINDOW`](crate::tool::search::DEFAULT_CONTEXT_WINDOW)).
+    fn context_window(&self) -> Option<usize> {
+        None
+    }
+
+    /// Whether the provider searches deferred tools itself: the agent then
+    /// sends every definition, the deferred ones with
+    /// [`ToolDefinition::defer_loading`], and no `tool_search` tool of its
+    /// own. Default false (client-side search).
+    fn native_tool_search(&self) -> bool {
+        false
+    }
 }

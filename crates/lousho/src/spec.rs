@@ -12,6 +12,8 @@
 //! workspace: ./docs                  # the file tools' folder (default: this file's folder)
 //! maxTurns: 10
 //! contextBudget: 100000              # tokens of conversation per model request
+//! toolSearch: auto                   # on | off: hold MCP tools back, offer `tool_search`
+//! alwaysLoadedTools: [docs__search]  # sent even when the others are held back
 //! mcpServers:                        # or a path: mcpServers: ./.mcp.json
 //!   docs:
 //!     url: https://example.com/mcp
@@ -124,6 +126,8 @@ pub struct AgentSpec {
     /// The most tokens (estimated) of conversation per model request
     /// (`contextBudget`; see `AgentBuilder::context_budget`).
     pub context_budget: Option<usize>,
+    /// Tool search (`toolSearch`, `alwaysLoadedTools`).
+    pub tool_search: crate::tool::search::ToolSearch,
     /// The MCP servers.
     #[cfg(feature = "mcp-client")]
     pub mcp_servers: McpServers,
@@ -548,6 +552,8 @@ impl SpecLoader {
                 .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
             max_turns: file.max_turns,
             context_budget: file.context_budget,
+            tool_search: crate::tool::search::ToolSearch::new(file.tool_search.unwrap_or_default())
+                .always_loaded(file.always_loaded_tools),
             #[cfg(feature = "mcp-client")]
             mcp_servers,
             #[cfg(feature = "mcp-client")]
@@ -613,6 +619,7 @@ impl AgentSpec {
         if let Some(budget) = self.context_budget {
             builder = builder.context_budget(budget);
         }
+        builder = builder.tool_search(self.tool_search.clone());
         builder = self.telemetry.apply(builder);
         #[cfg(feature = "builtin")]
         if !self.tools.is_empty() {

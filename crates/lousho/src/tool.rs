@@ -18,6 +18,7 @@ pub(crate) mod name;
 mod origin;
 mod output;
 mod schema;
+pub mod search;
 mod set;
 mod source;
 mod spec;

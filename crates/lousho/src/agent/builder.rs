@@ -34,6 +34,7 @@ pub struct AgentBuilder {
     approval_handler: Option<ApprovalHandler>,
     prices: Option<crate::model::PriceTable>,
     record_content: Option<bool>,
+    tool_search: crate::tool::search::ToolSearch,
     #[cfg(feature = "mcp-client")]
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp-client")]
@@ -250,6 +251,25 @@ impl AgentBuilder {
         self
     }
 
+    /// Tool search: when and which tool definitions are held back from the
+    /// model's requests, a `tool_search` tool offered instead (default:
+    /// `auto`, MCP tools deferred above 30 tools or 10 % of the model's
+    /// context). See [`crate::tool::search`].
+    ///
+    /// ```
+    /// use lousho::Agent;
+    /// use lousho::tool::search::{ToolSearch, ToolSearchMode};
+    /// let agent = Agent::builder()
+    ///     .model("test")
+    ///     .tool_search(ToolSearch::new(ToolSearchMode::On).always_loaded(["files__read_file"]))
+    ///     .build()?;
+    /// # Ok::<(), lousho::agent::BuildError>(())
+    /// ```
+    pub fn tool_search(mut self, search: crate::tool::search::ToolSearch) -> Self {
+        self.tool_search = search;
+        self
+    }
+
     /// Validates and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
@@ -303,6 +323,7 @@ impl AgentBuilder {
                 record_content: self
                     .record_content
                     .unwrap_or_else(crate::telemetry::capture_content_from_env),
+                tool_search: self.tool_search,
             }),
         })
     }
@@ -350,11 +371,11 @@ pub(crate) fn definitions(
         .filter(|t| crate::policy::offered_to_model(permissions, &t.spec().name))
         .map(|t| {
             let spec = t.spec();
-            ToolDefinition {
-                name: spec.name.clone(),
-                description: spec.description.clone(),
-                input_schema: spec.input_schema.clone(),
-            }
+            ToolDefinition::new(
+                spec.name.clone(),
+                spec.description.clone(),
+                spec.input_schema.clone(),
+            )
         })
         .collect()
 }

@@ -38,6 +38,11 @@ pub struct RequestUsage {
     /// model ([`PriceTable`](crate::model::PriceTable)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The estimated tokens of the tool definitions this request loaded
+    /// into the model's context (deferred tools left out; see
+    /// [`crate::tool::search`]; one token per 4 bytes of JSON).
+    #[serde(default)]
+    pub tool_definition_tokens: u64,
 }
 
 /// The result of a run.

@@ -151,13 +151,14 @@ struct Progress {
 
 impl Progress {
     /// Counts one model request's tokens (and cost, when priced).
-    fn count_request(&mut self, inner: &AgentInner, usage: Usage) {
+    fn count_request(&mut self, inner: &AgentInner, usage: Usage, definition_tokens: usize) {
         let model = inner.model.name();
         self.usage += usage;
         self.requests.push(RequestUsage {
             model: model.to_owned(),
             usage,
             cost_usd: inner.prices.price(model).map(|p| p.cost(usage)),
+            tool_definition_tokens: u64::try_from(definition_tokens).unwrap_or(u64::MAX),
         });
     }
 
@@ -246,9 +247,11 @@ impl Run {
         let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
             let (tools, defs) = snapshot_tools(&self.inner)?;
-            run.request.tools = defs;
+            let turn_tools = super::deferral::plan(&self.inner, tools, defs, &run.request.messages);
+            let tools = turn_tools.tools;
+            run.request.tools = turn_tools.definitions;
             let out = self.model_turn(&run.request).await?;
-            run.count_request(&self.inner, out.usage);
+            run.count_request(&self.inner, out.usage, turn_tools.definition_tokens);
             run.turns = turn;
             let mut parts = Vec::with_capacity(out.calls.len() + 1);
             if !out.text.is_empty() {
@@ -384,7 +387,8 @@ impl Run {
         decisions: &Decisions,
     ) -> Result<Progress, AgentError> {
         paused.check()?;
-        let (tools, _) = snapshot_tools(&self.inner)?;
+        let (tools, defs) = snapshot_tools(&self.inner)?;
+        let tools = super::deferral::plan(&self.inner, tools, defs, &paused.messages).tools;
         let (calls, outputs): (Vec<_>, Vec<_>) = paused
             .turn
             .calls

@@ -12,6 +12,28 @@ pub struct ToolDefinition {
     pub description: String,
     /// JSON Schema of its input.
     pub input_schema: Value,
+    /// Sent for a provider's native tool search to find (Anthropic's
+    /// `defer_loading: true`), not loaded into the model's context; only
+    /// set for models whose [`Model::native_tool_search`](crate::Model::native_tool_search)
+    /// is true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
+}
+
+impl ToolDefinition {
+    /// A definition (not deferred).
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            defer_loading: false,
+        }
+    }
 }
 
 /// Sampling settings for one request.

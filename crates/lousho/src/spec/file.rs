@@ -37,6 +37,11 @@ pub(crate) struct SpecFile {
     pub context_budget: Option<usize>,
     /// MCP servers by name, or the path of another client's MCP config (relative to this file): `.mcp.json`, `claude_desktop_config.json`, `.cursor/mcp.json`, `.vscode/mcp.json` or Codex's `config.toml`.
     pub mcp_servers: Option<McpServersField>,
+    /// Tool search: `auto` (default: above 30 tools or 10 % of the model's context, MCP tools are held back and found with a `tool_search` tool), `on` or `off`.
+    pub tool_search: Option<crate::tool::search::ToolSearchMode>,
+    /// Tools (by the name the model calls them, e.g. `files__read_file`) always sent even when tool search holds back the others.
+    #[serde(default)]
+    pub always_loaded_tools: Vec<String>,
     /// How the `mcpServers` connect and name their tools.
     #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
     pub mcp: Option<McpOptionsFile>,

@@ -40,6 +40,10 @@ pub struct ToolSpec {
     /// Free metadata (MCP tools keep their raw annotations under
     /// `mcp.annotations`).
     pub metadata: Map<String, Value>,
+    /// Whether the tool is held back from requests while tool search is
+    /// active (`None`: MCP tools are, others not; see
+    /// [`ToolSearch`](crate::tool::search::ToolSearch)).
+    pub defer: Option<bool>,
 }
 
 impl ToolSpec {
@@ -64,6 +68,7 @@ impl ToolSpec {
             server_identity: None,
             pin: None,
             metadata: Map::new(),
+            defer: None,
         }
     }
 
@@ -116,6 +121,14 @@ impl ToolSpec {
     /// changed): not offered to the model, its calls denied.
     pub fn is_held_back(&self) -> bool {
         self.pin.as_ref().is_some_and(ToolPin::blocks)
+    }
+
+    /// Whether the tool is held back while tool search is active (see
+    /// [`ToolSearch`](crate::tool::search::ToolSearch)).
+    #[must_use]
+    pub fn defer(mut self, defer: bool) -> Self {
+        self.defer = Some(defer);
+        self
     }
 
     /// Adds one metadata entry.

@@ -49,6 +49,7 @@ mod spec_files;
 #[cfg(feature = "spec")]
 mod spec_limits;
 mod tool_input;
+mod tool_search;
 mod tools;
 mod usage;
 #[cfg(feature = "mcp-server")]

@@ -133,16 +133,8 @@ async fn test_model_calls_every_tool_then_reports_their_results() {
 async fn test_model_can_call_a_chosen_subset() {
     let model = TestModel::new().call_tools(["beta"]);
     let request = ModelRequest::new(vec!["hi".into()]).tools(vec![
-        ToolDefinition {
-            name: "alpha".into(),
-            description: "".into(),
-            input_schema: json!({"type": "object"}),
-        },
-        ToolDefinition {
-            name: "beta".into(),
-            description: "".into(),
-            input_schema: json!({"type": "object"}),
-        },
+        ToolDefinition::new("alpha", "", json!({"type": "object"})),
+        ToolDefinition::new("beta", "", json!({"type": "object"})),
     ]);
     let events: Vec<ModelEvent> = model.stream(&request).map(|e| e.unwrap()).collect().await;
     let called: Vec<String> = events

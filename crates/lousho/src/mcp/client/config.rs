@@ -101,6 +101,10 @@ pub struct McpServer {
     /// Connect at `ready()` even when a fresh tool manifest is recorded
     /// (with a [`ManifestStore`](super::ManifestStore); default false).
     pub preload: bool,
+    /// Whether its tools are held back while tool search is active
+    /// (default `None`: MCP tools are; see
+    /// [`ToolSearch`](crate::tool::search::ToolSearch)).
+    pub defer: Option<bool>,
 }
 
 /// Where a server is and how to reach it.
@@ -233,6 +237,7 @@ impl McpServer {
             max_server_requests: DEFAULT_MAX_SERVER_REQUESTS,
             oauth: None,
             preload: false,
+            defer: None,
         }
     }
 
@@ -381,6 +386,14 @@ impl McpServer {
     /// this server (see [`ManifestStore`](super::ManifestStore)).
     pub fn preload(mut self, preload: bool) -> Self {
         self.preload = preload;
+        self
+    }
+
+    /// Whether its tools are held back from the model's requests while tool
+    /// search is active (found with `tool_search` instead). Default: yes
+    /// for MCP tools; `false` keeps this server's tools always loaded.
+    pub fn defer(mut self, defer: bool) -> Self {
+        self.defer = Some(defer);
         self
     }
 
@@ -574,6 +587,10 @@ pub(crate) struct RawEntry {
     /// is first called).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     preload: bool,
+    /// Whether its tools are held back while tool search is active and
+    /// found with `tool_search` (default true; false: always sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    defer: Option<bool>,
 }
 
 // `type:` of an entry. Read by hand so the old `sse` transport gets its own
@@ -722,6 +739,7 @@ impl TryFrom<RawEntry> for McpServer {
             None => {}
         }
         server.preload = raw.preload;
+        server.defer = raw.defer;
         Ok(server)
     }
 }
@@ -747,6 +765,7 @@ impl From<McpServer> for RawEntry {
                 .then_some(s.max_server_requests),
             oauth: s.oauth,
             preload: s.preload,
+            defer: s.defer,
             ..RawEntry::default()
         };
         match s.transport {
@@ -789,6 +808,7 @@ impl fmt::Debug for McpServer {
             .field("max_server_requests", &self.max_server_requests)
             .field("oauth", &self.oauth.is_some())
             .field("preload", &self.preload)
+            .field("defer", &self.defer)
             .finish()
     }
 }

@@ -670,6 +670,7 @@ impl Connection {
             trust: self.entry.trust,
             identity: Some(&self.identity),
             pins: self.pin_check.as_ref(),
+            defer: self.entry.defer,
         };
         let mut drift = Vec::new();
         for t in remote {

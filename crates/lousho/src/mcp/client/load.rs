@@ -116,6 +116,7 @@ where
             trust: options.trust,
             identity: None,
             pins: options.pins.as_ref(),
+            defer: None,
         };
         let remote = RemoteTool::new(name, server_name, t, &listing);
         let tool = McpTool::new(remote, target.clone());

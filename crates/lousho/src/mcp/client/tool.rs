@@ -41,6 +41,8 @@ pub(crate) struct Listing<'a> {
     pub(crate) identity: Option<&'a str>,
     /// The server's pins, when it compares with them.
     pub(crate) pins: Option<&'a PinCheck>,
+    /// The entry's `defer`.
+    pub(crate) defer: Option<bool>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -90,6 +92,7 @@ impl RemoteTool {
         spec.fingerprint = Some(definition.fingerprint.clone());
         spec.server_identity = listing.identity.map(str::to_owned);
         spec.pin = listing.pins.map(|p| p.check(&bare, &definition));
+        spec.defer = listing.defer;
         Arc::new(Self {
             spec,
             server: server.to_owned(),

@@ -263,6 +263,11 @@ async fn handle(
             return json_response(status, body);
         }
     }
+    if wire == Wire::Anthropic
+        && let Some((status, body)) = anthropic::check_request(&body)
+    {
+        return json_response(status, body);
+    }
     let Some(reply) = shared.script.lock().expect("lock").pop_front() else {
         return json_response(
             500,

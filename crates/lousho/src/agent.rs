@@ -23,6 +23,7 @@ pub(crate) use as_tool::message_schema;
 pub use as_tool::{AgentTool, DEFAULT_MAX_AGENT_DEPTH};
 pub(crate) use as_tool::{ParentRun, UsageSink};
 pub use builder::{AgentBuilder, DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TURNS};
+pub use deferral::{SearchPath, ToolBudget};
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 #[cfg(feature = "mcp-server")]
@@ -133,6 +134,15 @@ impl Agent {
     /// tool sources (MCP servers) that are ready.
     pub fn tools(&self) -> Result<ToolSet, AgentError> {
         run::snapshot_tools(&self.inner).map(|(set, _)| set)
+    }
+
+    /// What a fresh run's first request would carry: every offered tool's
+    /// estimated tokens, which are held back by tool search and the tokens
+    /// sent (see [`crate::tool::search`]). Tool sources count as they are
+    /// now (a cataloged MCP server's tools from its manifest).
+    pub fn tool_budget(&self) -> Result<ToolBudget, AgentError> {
+        let (tools, offered) = run::snapshot_tools(&self.inner)?;
+        Ok(deferral::budget(&self.inner, tools, offered))
     }
 
     /// The agent's own tools (without tool sources).

@@ -28,7 +28,7 @@ pub use anthropic::{
 };
 pub use error::ModelError;
 pub use event::{FinishReason, ModelEvent, Usage};
-pub use message::{Message, Part, Role, ToolCall, ToolResult};
+pub use message::{Message, Part, ProviderBlock, Role, ToolCall, ToolResult};
 pub use openai::{OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAi, OpenAiBuilder};
 pub use price::{Price, PriceTable};
 #[cfg(feature = "spec")]

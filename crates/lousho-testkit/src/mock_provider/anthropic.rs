@@ -47,6 +47,55 @@ pub(crate) fn check_auth(
     None
 }
 
+/// 400 for what the API refuses about tool search: every tool deferred, a
+/// `tool_reference` (in an earlier turn's search result) to a tool the
+/// request does not define, or `defer_loading` without a tool search tool.
+pub(crate) fn check_request(request: &Value) -> Option<(u16, String)> {
+    let tools = request.get("tools").and_then(Value::as_array)?;
+    let bad = |message: String| Some((400, error_body("invalid_request_error", &message)));
+    let deferred = |t: &Value| t.get("defer_loading") == Some(&json!(true));
+    if !tools.is_empty() && tools.iter().all(deferred) {
+        return bad(
+            "All tools have defer_loading set. At least one tool must be non-deferred.".into(),
+        );
+    }
+    let searches = tools.iter().any(|t| {
+        t.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.starts_with("tool_search_tool_"))
+    });
+    if !searches && tools.iter().any(deferred) {
+        return bad("defer_loading requires a tool search tool in `tools`".into());
+    }
+    let defined: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let messages = request.get("messages").and_then(Value::as_array)?;
+    for block in messages
+        .iter()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .filter(|b| b.get("type") == Some(&json!("tool_search_tool_result")))
+    {
+        let refs = block
+            .pointer("/content/tool_references")
+            .and_then(Value::as_array);
+        for name in refs
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.get("tool_name").and_then(Value::as_str))
+        {
+            if !defined.contains(&name) {
+                return bad(format!(
+                    "Tool reference '{name}' has no corresponding tool definition"
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// The event stream for `reply`.
 pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<String> {
     let Body::Stream(steps) = &reply.body else {
@@ -66,7 +115,15 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
                 "cache_read_input_tokens": 0, "output_tokens": 1 },
         },
     }))];
-    for (index, step) in steps.iter().enumerate() {
+    let mut next = 0usize;
+    for step in steps {
+        // A tool search takes two blocks (the call and its result).
+        let index = next;
+        next += if matches!(step, Step::ToolSearch { .. }) {
+            2
+        } else {
+            1
+        };
         match step {
             Step::Text(pieces) => {
                 out.push(frame(
@@ -107,6 +164,35 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
                 }
                 out.push(frame(
                     &json!({ "type": "content_block_stop", "index": index }),
+                ));
+            }
+            Step::ToolSearch { id, query, found } => {
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "server_tool_use", "id": id,
+                        "name": "tool_search_tool_bm25", "input": {} } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_delta", "index": index,
+                    "delta": { "type": "input_json_delta",
+                        "partial_json": json!({ "query": query }).to_string() } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index }),
+                ));
+                // The result is its own block, whole in its start event.
+                let refs: Vec<Value> = found
+                    .iter()
+                    .map(|name| json!({ "type": "tool_reference", "tool_name": name }))
+                    .collect();
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index + 1,
+                    "content_block": { "type": "tool_search_tool_result", "tool_use_id": id,
+                        "content": { "type": "tool_search_tool_search_result",
+                            "tool_references": refs } } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index + 1 }),
                 ));
             }
             Step::StreamError { kind, message } => {

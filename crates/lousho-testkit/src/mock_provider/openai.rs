@@ -91,6 +91,8 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
                 }
                 call_index += 1;
             }
+            // Anthropic only.
+            Step::ToolSearch { .. } => {}
             Step::StreamError { kind, message } => {
                 out.push(frame(
                     &json!({ "error": { "message": message, "type": kind, "code": kind } }),

@@ -16,6 +16,13 @@ pub(crate) enum Step {
     },
     /// An error event inside the stream (`type`, `message`).
     StreamError { kind: String, message: String },
+    /// Anthropic's native tool search: a `server_tool_use` block with the
+    /// query, then a `tool_search_tool_result` naming the tools found.
+    ToolSearch {
+        id: String,
+        query: String,
+        found: Vec<String>,
+    },
 }
 
 /// How the reply ends.
@@ -137,6 +144,25 @@ impl MockReply {
             name: name.into(),
             fragments,
         })
+    }
+
+    /// Anthropic only: a server-side tool search (`tool_search_tool_bm25`)
+    /// for `query` that found `found` (tool names), streamed as the API
+    /// streams it: a `server_tool_use` block, then a `tool_search_tool_result`.
+    pub fn tool_search<S: Into<String>>(
+        mut self,
+        id: &str,
+        query: &str,
+        found: impl IntoIterator<Item = S>,
+    ) -> Self {
+        if let Body::Stream(steps) = &mut self.body {
+            steps.push(Step::ToolSearch {
+                id: id.to_owned(),
+                query: query.to_owned(),
+                found: found.into_iter().map(Into::into).collect(),
+            });
+        }
+        self
     }
 
     /// Streams a tool call whose raw argument text arrives in these fragments.

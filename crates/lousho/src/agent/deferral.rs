@@ -22,6 +22,60 @@ pub(crate) struct TurnTools {
     /// The estimated tokens of the definitions loaded into the model's
     /// context (a natively deferred definition does not count).
     pub(crate) definition_tokens: usize,
+    /// Whether tool search is active, and whether the provider's own.
+    pub(crate) search: Option<SearchPath>,
+    /// The tools held back from the model's context.
+    pub(crate) deferred: Vec<String>,
+}
+
+/// Which tool search a request uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SearchPath {
+    /// lousho's `tool_search` tool; deferred definitions are not sent.
+    Client,
+    /// The provider's own (Anthropic's `tool_search_tool_bm25`); every
+    /// definition is sent, the deferred ones with `defer_loading`.
+    Native,
+}
+
+/// What a fresh run's first request would carry, with estimated tokens
+/// ([`Agent::tool_budget`](crate::Agent::tool_budget)).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolBudget {
+    /// The tool search in use, if active.
+    pub search: Option<SearchPath>,
+    /// The estimated tokens of every definition offered.
+    pub total_tokens: usize,
+    /// The estimated tokens the first request loads into the model's
+    /// context (the search tool included, deferred tools not).
+    pub sent_tokens: usize,
+    /// The tools held back, by name.
+    pub deferred: Vec<String>,
+    /// Each offered tool's estimated tokens, by name.
+    pub tool_tokens: std::collections::BTreeMap<String, usize>,
+}
+
+/// The budget of a first request.
+pub(crate) fn budget(
+    inner: &AgentInner,
+    tools: ToolSet,
+    offered: Arc<[ToolDefinition]>,
+) -> ToolBudget {
+    let tool_tokens = offered
+        .iter()
+        .map(|d| (d.name.clone(), tokens_of(d)))
+        .collect::<std::collections::BTreeMap<_, _>>();
+    let total_tokens = tool_tokens.values().sum();
+    let turn = plan(inner, tools, offered, &[]);
+    ToolBudget {
+        search: turn.search,
+        total_tokens,
+        sent_tokens: turn.definition_tokens,
+        deferred: turn.deferred,
+        tool_tokens,
+    }
 }
 
 fn tokens_of(def: &ToolDefinition) -> usize {
@@ -41,6 +95,8 @@ pub(crate) fn plan(
             tools,
             definitions,
             definition_tokens,
+            search: None,
+            deferred: Vec::new(),
         }
     };
     let search = &inner.tool_search;
@@ -66,6 +122,8 @@ pub(crate) fn plan(
             tools,
             definitions: offered,
             definition_tokens: tokens,
+            search: None,
+            deferred: Vec::new(),
         };
     }
     if search.native && inner.model.native_tool_search() {
@@ -81,10 +139,17 @@ pub(crate) fn plan(
             .filter(|d| !d.defer_loading)
             .map(tokens_of)
             .sum();
+        let deferred = definitions
+            .iter()
+            .filter(|d| d.defer_loading)
+            .map(|d| d.name.clone())
+            .collect();
         return TurnTools {
             tools,
             definitions,
             definition_tokens,
+            search: Some(SearchPath::Native),
+            deferred,
         };
     }
     let loaded = loaded_names(messages);
@@ -109,12 +174,19 @@ pub(crate) fn plan(
     if let Err(e) = tools.insert(Arc::new(search_tool)) {
         tracing::warn!(target: "lousho::agent", error = %e, "tool search left out");
     }
+    let deferred = offered
+        .iter()
+        .filter(|d| deferrable.contains(d.name.as_str()) && !loaded.contains(d.name.as_str()))
+        .map(|d| d.name.clone())
+        .collect();
     let definitions: Arc<[ToolDefinition]> = definitions.into();
     let definition_tokens = definitions.iter().map(tokens_of).sum();
     TurnTools {
         tools,
         definitions,
         definition_tokens,
+        search: Some(SearchPath::Client),
+        deferred,
     }
 }
 

@@ -211,6 +211,8 @@ impl Progress {
 /// One model turn's output.
 struct TurnOutput {
     text: String,
+    /// The provider's own blocks (native tool search), kept in order.
+    blocks: Vec<crate::model::ProviderBlock>,
     calls: Vec<ToolCall>,
     usage: Usage,
 }
@@ -259,6 +261,7 @@ impl Run {
                     text: out.text.clone(),
                 });
             }
+            parts.extend(out.blocks.iter().cloned().map(Part::Provider));
             parts.extend(out.calls.iter().cloned().map(Part::ToolCall));
             run.request.messages.push(Message {
                 role: crate::model::Role::Assistant,
@@ -443,6 +446,7 @@ impl Run {
         );
         let mut out = TurnOutput {
             text: String::new(),
+            blocks: Vec::new(),
             calls: Vec::new(),
             usage: Usage::default(),
         };
@@ -461,7 +465,8 @@ impl Run {
                 }
                 Some(Ok(ModelEvent::ToolCall(c))) => out.calls.push(c),
                 Some(Ok(ModelEvent::Usage(u))) => out.usage += u,
-                Some(Ok(ModelEvent::Finished(_))) => {}
+                Some(Ok(ModelEvent::Provider(block))) => out.blocks.push(block),
+                Some(Ok(_)) => {}
             }
         }
         Ok(out)

@@ -45,7 +45,11 @@ pub struct Anthropic {
     max_tokens: u32,
     transport: Arc<Transport>,
     schemas: Arc<SchemaCache>,
+    native_tool_search: bool,
 }
+
+/// The context window of current Claude models (200k tokens).
+const CONTEXT_WINDOW: usize = 200_000;
 
 impl fmt::Debug for Anthropic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -70,6 +74,7 @@ impl Anthropic {
             version: ANTHROPIC_VERSION.to_owned(),
             max_tokens: DEFAULT_MAX_TOKENS,
             http: HttpSettings::default(),
+            native_tool_search: true,
         }
     }
 
@@ -95,6 +100,14 @@ impl Model for Anthropic {
             error::classify,
         )
     }
+
+    fn context_window(&self) -> Option<usize> {
+        Some(CONTEXT_WINDOW)
+    }
+
+    fn native_tool_search(&self) -> bool {
+        self.native_tool_search
+    }
 }
 
 /// Configures an [`Anthropic`] model; [`build`](AnthropicBuilder::build)
@@ -109,9 +122,19 @@ pub struct AnthropicBuilder {
     version: String,
     max_tokens: u32,
     http: HttpSettings,
+    native_tool_search: bool,
 }
 
 impl AnthropicBuilder {
+    /// Whether tool search uses the API's own (`tool_search_tool_bm25`,
+    /// deferred tools sent with `defer_loading: true`; default true) or
+    /// lousho's client-side `tool_search` tool (false: for models or
+    /// gateways without it). See [`crate::tool::search`].
+    pub fn native_tool_search(mut self, native: bool) -> Self {
+        self.native_tool_search = native;
+        self
+    }
+
     /// The API key (instead of `ANTHROPIC_API_KEY`).
     pub fn api_key(mut self, key: impl Into<ApiKey>) -> Self {
         self.key = KeySource::Explicit(key.into());
@@ -218,6 +241,7 @@ impl AnthropicBuilder {
             headers,
             max_tokens: self.max_tokens,
             schemas: Arc::new(SchemaCache::new(SchemaProfile::Anthropic)),
+            native_tool_search: self.native_tool_search,
             transport: Arc::new(Transport {
                 provider,
                 client,

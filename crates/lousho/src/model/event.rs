@@ -54,4 +54,7 @@ pub enum ModelEvent {
     Usage(Usage),
     /// The end of the turn.
     Finished(FinishReason),
+    /// A provider's own block to keep in the conversation (a server-side
+    /// tool search and its result).
+    Provider(super::ProviderBlock),
 }

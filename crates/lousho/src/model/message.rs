@@ -36,6 +36,18 @@ pub struct ToolResult {
     pub output: ToolOutput,
 }
 
+/// A block only one provider understands, kept in the conversation so it
+/// goes back to that provider verbatim in later requests (Anthropic's
+/// `server_tool_use` and `tool_search_tool_result` of its native tool
+/// search); other providers leave it out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderBlock {
+    /// The provider it came from (`anthropic`).
+    pub provider: String,
+    /// The block as the provider sent it.
+    pub block: Value,
+}
+
 /// One part of a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -57,6 +69,8 @@ pub enum Part {
     ToolCall(ToolCall),
     /// A tool result (tool messages).
     ToolResult(ToolResult),
+    /// A provider's own block (assistant messages).
+    Provider(ProviderBlock),
 }
 
 /// One message of a conversation.

@@ -51,6 +51,8 @@ fn message(m: &Message) -> Value {
                 "id": r.call_id,
                 "result": r.output.to_model_text(),
             }),
+            // A provider's server-side block (native tool search).
+            Part::Provider(b) => json!({"type": "server_tool", "content": b.block}),
         })
         .collect();
     json!({"role": role, "parts": parts})

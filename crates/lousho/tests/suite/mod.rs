@@ -50,6 +50,7 @@ mod spec_files;
 mod spec_limits;
 mod tool_input;
 mod tool_search;
+mod tool_search_native;
 mod tools;
 mod usage;
 #[cfg(feature = "mcp-server")]

@@ -3,6 +3,13 @@
 use crate::model::{Message, ModelRequest, Part, Role};
 use crate::tool::{Content, ToolOutput};
 use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+
+/// The server tool of Anthropic's native tool search (BM25 over name,
+/// description, argument names and descriptions; natural-language queries).
+pub(super) const TOOL_SEARCH_TYPE: &str = "tool_search_tool_bm25_20251119";
+/// Its name (fixed by the API).
+pub(super) const TOOL_SEARCH_NAME: &str = "tool_search_tool_bm25";
 
 /// The JSON body for `request`, with `tools` already normalised:
 /// `(name, description, schema)`.
@@ -23,13 +30,26 @@ pub(super) fn request_body(
     }
     body.insert("messages".into(), Value::Array(messages(&request.messages)));
     if !tools.is_empty() {
-        let tools = tools
-            .into_iter()
-            .map(|(name, description, schema)| {
-                json!({ "name": name, "description": description, "input_schema": schema })
-            })
+        let deferred: HashSet<&str> = request
+            .tools
+            .iter()
+            .filter(|d| d.defer_loading)
+            .map(|d| d.name.as_str())
             .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        let mut list: Vec<Value> = Vec::with_capacity(tools.len() + 1);
+        if !deferred.is_empty() {
+            // Native tool search: the API searches the deferred tools.
+            list.push(json!({ "type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH_NAME }));
+        }
+        list.extend(tools.into_iter().map(|(name, description, schema)| {
+            let mut tool =
+                json!({ "name": name, "description": description, "input_schema": schema });
+            if deferred.contains(name) {
+                tool["defer_loading"] = json!(true);
+            }
+            tool
+        }));
+        body.insert("tools".into(), Value::Array(list));
     }
     if let Some(t) = request.settings.temperature {
         body.insert(
@@ -107,8 +127,13 @@ fn block(part: &Part) -> Option<Value> {
             }
             Some(Value::Object(b))
         }
+        Part::Provider(p) if p.provider == PROVIDER => Some(p.block.clone()),
+        _ => None,
     }
 }
+
+/// The provider name of Anthropic's own blocks.
+pub(super) const PROVIDER: &str = "anthropic";
 
 fn image(data: &str, mime_type: &str) -> Value {
     json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })

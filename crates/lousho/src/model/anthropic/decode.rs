@@ -5,7 +5,7 @@
 use super::error::in_stream;
 use crate::model::provider::http::{StreamDecoder, truncate};
 use crate::model::provider::sse::SseEvent;
-use crate::model::{FinishReason, ModelError, ModelEvent, ToolCall, Usage};
+use crate::model::{FinishReason, ModelError, ModelEvent, ProviderBlock, ToolCall, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -20,7 +20,7 @@ enum StreamEvent {
     },
     ContentBlockStart {
         index: u64,
-        content_block: ContentBlock,
+        content_block: Value,
     },
     ContentBlockDelta {
         index: u64,
@@ -66,7 +66,17 @@ enum ContentBlock {
         #[serde(default)]
         input: Value,
     },
-    /// Thinking, server tools and block types this version does not know.
+    /// A server tool's call (native tool search), kept for later requests.
+    ServerToolUse {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    /// Thinking, server tool results and block types this version does not
+    /// know.
     #[serde(other)]
     Other,
 }
@@ -115,7 +125,16 @@ enum Block {
         input: Value,
         json: String,
     },
-    /// Thinking, server tools and block types this version does not know.
+    /// A server tool's call, its input streaming as JSON.
+    ServerToolUse {
+        id: String,
+        name: String,
+        input: Value,
+        json: String,
+    },
+    /// A server tool's result, whole (kept as sent).
+    Keep(Value),
+    /// Thinking and block types this version does not know.
     Other,
 }
 
@@ -164,6 +183,31 @@ impl Decoder {
     }
 }
 
+/// A kept block as it goes back to the API.
+fn provider_block(block: Block) -> ProviderBlock {
+    let block = match block {
+        Block::ServerToolUse {
+            id,
+            name,
+            input,
+            json,
+        } => {
+            let input = if json.trim().is_empty() {
+                input
+            } else {
+                serde_json::from_str(&json).unwrap_or(Value::Object(Default::default()))
+            };
+            serde_json::json!({ "type": "server_tool_use", "id": id, "name": name, "input": input })
+        }
+        Block::Keep(value) => value,
+        Block::Text | Block::ToolUse { .. } | Block::Other => Value::Null,
+    };
+    ProviderBlock {
+        provider: super::body::PROVIDER.to_owned(),
+        block,
+    }
+}
+
 fn stop_reason(reason: &str) -> FinishReason {
     match reason {
         "end_turn" | "stop_sequence" => FinishReason::Stop,
@@ -196,7 +240,25 @@ impl StreamDecoder for Decoder {
                 index,
                 content_block,
             } => {
-                let block = match content_block {
+                let keep = content_block
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.ends_with("_tool_result"));
+                let parsed = if keep {
+                    ContentBlock::Other
+                } else {
+                    serde_json::from_value(content_block.clone()).map_err(|e| {
+                        self.invalid(format!("cannot parse content block {index}: {e}"))
+                    })?
+                };
+                let block = match parsed {
+                    _ if keep => Block::Keep(content_block),
+                    ContentBlock::ServerToolUse { id, name, input } => Block::ServerToolUse {
+                        id,
+                        name,
+                        input,
+                        json: String::new(),
+                    },
                     ContentBlock::Text { text } => {
                         if !text.is_empty() {
                             out.push_back(ModelEvent::TextDelta(text));
@@ -219,7 +281,7 @@ impl StreamDecoder for Decoder {
                         out.push_back(ModelEvent::TextDelta(text));
                     }
                     (
-                        Some(Block::ToolUse { json, .. }),
+                        Some(Block::ToolUse { json, .. } | Block::ServerToolUse { json, .. }),
                         BlockDelta::InputJsonDelta { partial_json },
                     ) => {
                         json.push_str(&partial_json);
@@ -233,6 +295,13 @@ impl StreamDecoder for Decoder {
                 }
             }
             StreamEvent::ContentBlockStop { index } => {
+                if let Some(Block::Keep(_) | Block::ServerToolUse { .. }) = self.blocks.get(&index)
+                {
+                    if let Some(block) = self.blocks.remove(&index) {
+                        out.push_back(ModelEvent::Provider(provider_block(block)));
+                    }
+                    return Ok(false);
+                }
                 if let Some(Block::ToolUse {
                     id,
                     name,

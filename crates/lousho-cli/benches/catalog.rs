@@ -6,6 +6,11 @@
 //! tool, and `lousho call` of that tool. Prints a table; the figures are
 //! medians of interleaved rounds.
 //!
+//! A third table: the tool definitions' estimated tokens per request at 20,
+//! 200 and 1000 MCP tools (the testkit's 200-tool fixture catalog, cut or
+//! repeated under more server names), tool search off vs on (client-side:
+//! the first request, and a later one after a search loaded 5 tools).
+//!
 //! Run: `cargo bench -p lousho-cli --bench catalog`
 //! (`CATALOG_BENCH_ROUNDS` sets the rounds, default 3).
 //!
@@ -209,10 +214,86 @@ async fn main() {
         ms(c),
         e.as_secs_f64() / c.as_secs_f64()
     );
+    tokens_table();
     println!();
     println!("eager = --no-catalog (servers connect before the first request, as the library does");
     println!(
         "without a store); for `call` both columns start only the tool's owner (1 s): without"
     );
     println!("a manifest it is found by the tool's prefix, with one from the manifest.");
+}
+
+/// `n` MCP tools from the fixture catalog (repeated under `<server>N` names
+/// past 200).
+fn catalog(n: usize) -> Vec<std::sync::Arc<dyn lousho::Tool>> {
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let base = lousho_testkit::tools::catalog_agent_tools(calls);
+    (0..n)
+        .map(|i| {
+            let tool = &base[i % base.len()];
+            if i < base.len() {
+                return tool.clone();
+            }
+            let spec = tool.spec();
+            let copy = i / base.len();
+            let server = format!("{}{copy}", spec.origin.server().unwrap_or("s"));
+            let bare = spec
+                .name
+                .split_once("__")
+                .map_or(spec.name.as_str(), |(_, b)| b);
+            let def = lousho::tool::DefinedTool::from_json(
+                format!("{server}__{bare}"),
+                spec.description.clone(),
+                spec.input_schema.clone(),
+                |_: serde_json::Value, _| async { "ok" },
+            )
+            .origin(lousho::tool::ToolOrigin::mcp(server, bare));
+            std::sync::Arc::new(def) as std::sync::Arc<dyn lousho::Tool>
+        })
+        .collect()
+}
+
+/// Definition tokens per request, search off vs on.
+fn tokens_table() {
+    use lousho::tool::search::{ToolSearch, ToolSearchMode};
+    println!();
+    println!(
+        "tool definitions per request (estimated tokens, 4 bytes a token; client-side search)"
+    );
+    println!(
+        "{:<10} {:>12} {:>14} {:>16} {:>8}",
+        "tools", "search off", "on: 1st req", "on: +5 found", "ratio"
+    );
+    for n in [20, 200, 1000] {
+        let tools = catalog(n);
+        let budget = |mode| {
+            lousho::Agent::builder()
+                .model("test")
+                .tools(tools.clone())
+                .tool_search(ToolSearch::new(mode))
+                .build()
+                .unwrap()
+                .tool_budget()
+                .unwrap()
+        };
+        let off = budget(ToolSearchMode::Off);
+        let on = budget(ToolSearchMode::On);
+        // A later request: the first one's plus the 5 definitions a search
+        // returned (the 5 largest, as the worst case).
+        let mut sizes: Vec<usize> = on
+            .deferred
+            .iter()
+            .filter_map(|name| on.tool_tokens.get(name).copied())
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let later = on.sent_tokens + sizes.iter().take(5).sum::<usize>();
+        println!(
+            "{:<10} {:>12} {:>14} {:>16} {:>7.1}x",
+            n,
+            off.sent_tokens,
+            on.sent_tokens,
+            later,
+            off.sent_tokens as f64 / on.sent_tokens.max(1) as f64
+        );
+    }
 }

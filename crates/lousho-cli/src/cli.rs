@@ -123,13 +123,17 @@ Examples:
               \"decision\": \"run\"|\"ask\"|\"deny\",
               \"reason\", \"annotations\",
               \"fingerprint\" (MCP tools), \"pin\": \"pinned\"|\"new\"|\"changed\"|\"removed\"|null,
-              \"drift\": [what changed],
+              \"drift\": [what changed], \"tokens\" (estimated), \"deferred\",
               \"inputSchema\" (as the tool gives it, in its own key order)}],
    \"servers\": {\"<name>\": {\"status\": \"connected\"|\"cataloged\"|\"failed\"|\"needs-auth\"|\"idle\",
-                            \"error\", \"manifestAgeSecs\"}}}
+                            \"error\", \"manifestAgeSecs\", \"tokens\"}},
+   \"toolSearch\": {\"mode\": \"auto\"|\"on\"|\"off\", \"active\", \"totalTokens\",
+                  \"firstRequestTokens\", \"deferred\"}}
 
 Servers with a fresh manifest are not started (status cataloged): their tools
-are listed from it.")]
+are listed from it. Tokens are estimated (4 bytes of a definition's JSON a
+token); deferred tools (in parentheses) are held back by tool search (spec
+keys toolSearch, alwaysLoadedTools; a server's defer).")]
     Tools(ToolsArgs),
     /// Call one tool through the agent's permission and approval checks; print its result.
     #[command(after_help = "\

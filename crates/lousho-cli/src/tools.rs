@@ -51,6 +51,9 @@ pub async fn run(
                 .as_secs(),
         )
     };
+    // Estimated tokens of the definitions, and what tool search holds back.
+    let budget = agent.tool_budget()?;
+    let mut server_tokens: std::collections::BTreeMap<String, usize> = Default::default();
     let mut tools: Vec<Value> = Vec::new();
     for tool in agent.tools()?.iter() {
         let spec = tool.spec();
@@ -69,7 +72,12 @@ pub async fn run(
             "drift": pin.map(|p| p.changes.clone()).unwrap_or_default(),
             // As the tool gives it (an MCP server's keys in the server's order).
             "inputSchema": spec.input_schema,
+            "tokens": budget.tool_tokens.get(&spec.name),
+            "deferred": budget.deferred.contains(&spec.name),
         });
+        if let (Some(server), Some(n)) = (server, budget.tool_tokens.get(&spec.name)) {
+            *server_tokens.entry(server.to_owned()).or_default() += n;
+        }
         if let Some(server) = server {
             let cataloged = status.get(server) == Some(&ServerStatus::Cataloged);
             entry["source"] = json!(if cataloged { "catalog" } else { "live" });
@@ -117,23 +125,33 @@ pub async fn run(
                 ServerStatus::NeedsAuth => ("needs-auth", None),
                 _ => ("idle", None),
             };
+            let tokens = server_tokens.get(&name).copied().unwrap_or(0);
             servers.insert(
                 name,
-                json!({ "status": status, "error": error, "manifestAgeSecs": age }),
+                json!({ "status": status, "error": error, "manifestAgeSecs": age, "tokens": tokens }),
             );
         }
     }
     agent.close().await;
+    let search = json!({
+        "mode": spec_file.tool_search.mode,
+        "active": budget.search.is_some(),
+        "totalTokens": budget.total_tokens,
+        "firstRequestTokens": budget.sent_tokens,
+        "deferred": budget.deferred.len(),
+    });
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&json!({ "tools": tools, "servers": servers }))?
+            serde_json::to_string_pretty(
+                &json!({ "tools": tools, "servers": servers, "toolSearch": search })
+            )?
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut header = vec!["TOOL", "ORIGIN", "DECISION", "REASON"];
+    let mut header = vec!["TOOL", "ORIGIN", "DECISION", "REASON", "TOKENS"];
     if pins_shown {
         header.push("PIN");
     }
@@ -162,6 +180,11 @@ pub async fn run(
                 .to_owned(),
             t["decision"].as_str().unwrap_or("-").to_owned(),
             t["reason"].as_str().unwrap_or("-").to_owned(),
+            match (t["tokens"].as_u64(), t["deferred"].as_bool()) {
+                (Some(n), Some(true)) => format!("({n})"),
+                (Some(n), _) => n.to_string(),
+                (None, _) => "-".to_owned(),
+            },
         ];
         if pins_shown {
             row.push(pin);
@@ -173,7 +196,7 @@ pub async fn run(
     writeln!(out, "({} tool{plural})", tools.len())?;
     if !servers.is_empty() {
         writeln!(out)?;
-        let mut table = crate::table::new(&["MCP SERVER", "STATUS"]);
+        let mut table = crate::table::new(&["MCP SERVER", "STATUS", "TOKENS"]);
         for (name, s) in &servers {
             let status = s["status"].as_str().unwrap_or_default();
             let text = match (s["error"].as_str(), s["manifestAgeSecs"].as_u64()) {
@@ -184,9 +207,27 @@ pub async fn run(
                 ),
                 (None, _) => status.to_owned(),
             };
-            table.add_row(vec![name.clone(), text]);
+            let tokens = s["tokens"].as_u64().unwrap_or(0).to_string();
+            table.add_row(vec![name.clone(), text, tokens]);
         }
         writeln!(out, "{}", crate::table::render(&mut table))?;
+    }
+    writeln!(out)?;
+    let mode = search["mode"].as_str().unwrap_or_default();
+    if budget.search.is_some() {
+        writeln!(
+            out,
+            "Tool definitions: ~{} tokens (estimated, 4 bytes a token); tool search ({mode}) holds back {} tools (in parentheses): the first request loads ~{} tokens.",
+            budget.total_tokens,
+            budget.deferred.len(),
+            budget.sent_tokens
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Tool definitions: ~{} tokens per request (estimated, 4 bytes a token); tool search ({mode}) is not active.",
+            budget.total_tokens
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -272,3 +272,37 @@ async fn mcp_answers_initialize_and_tools_list_without_starting_the_agents_serve
     assert_eq!(s.spawns().last().map(String::as_str), Some("s1"));
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn tools_shows_estimated_tokens_and_what_tool_search_holds_back() {
+    let s = Setup::new(2, "toolSearch: on\nalwaysLoadedTools: [s1__read_file]\n");
+    let out = s.run(&["tools", &s.spec, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let tools = v["tools"].as_array().unwrap();
+    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap();
+    for t in tools {
+        assert!(t["tokens"].as_u64().unwrap() > 0, "{t}");
+    }
+    assert_eq!(tool("day_name")["deferred"], false, "built-ins stay loaded");
+    assert_eq!(tool("s1__read_file")["deferred"], false, "always loaded");
+    assert_eq!(tool("s2__read_file")["deferred"], true);
+    let s1_sum: u64 = tools
+        .iter()
+        .filter(|t| t["server"] == "s1")
+        .map(|t| t["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["servers"]["s1"]["tokens"].as_u64(), Some(s1_sum));
+    let search = &v["toolSearch"];
+    assert_eq!(search["mode"], "on");
+    assert_eq!(search["active"], true);
+    let (total, first) = (
+        search["totalTokens"].as_u64().unwrap(),
+        search["firstRequestTokens"].as_u64().unwrap(),
+    );
+    assert!(first < total, "{search}");
+
+    let text = stdout(&s.run(&["tools", &s.spec]));
+    assert!(text.contains("TOKENS"), "{text}");
+    assert!(text.contains("tool search (on) holds back"), "{text}");
+}

@@ -129,10 +129,10 @@ pub use client::{
     IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, ManifestStore, ManifestStoreError,
     ManifestTool, McpClient, McpConfigFile, McpError, McpServers, McpTool, McpTransport,
     MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OnError, ProgressHook,
-    ServerIdentity, ServerProgress,
-    ServerStatus, SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, ToolFingerprint,
-    ToolManifest, ToolNames, ToolNaming, VariableError, expand_variables, fill_defaults,
-    load_mcp_tools, parse_mcp_servers, qualified_name, servers_from_value,
+    ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport,
+    ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming, VariableError,
+    expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers, qualified_name,
+    servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

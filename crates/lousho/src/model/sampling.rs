@@ -130,26 +130,31 @@ fn message(m: &Message) -> Option<Value> {
     let blocks: Vec<Value> = m
         .parts
         .iter()
-        .map(|part| match part {
-            Part::Text { text } => json!({ "type": "text", "text": text }),
-            Part::Image { data, mime_type } => {
-                json!({ "type": "image", "data": data, "mimeType": mime_type })
-            }
-            Part::ToolCall(call) => json!({
-                "type": "tool_use",
-                "id": call.id,
-                "name": call.name,
-                "input": match &call.arguments {
-                    Value::Object(_) => call.arguments.clone(),
-                    _ => json!({}),
-                },
-            }),
-            Part::ToolResult(result) => json!({
-                "type": "tool_result",
-                "toolUseId": result.call_id,
-                "content": [{ "type": "text", "text": result.output.to_model_text() }],
-                "isError": result.output.is_error,
-            }),
+        .filter_map(|part| {
+            Some(match part {
+                Part::Text { text } => json!({ "type": "text", "text": text }),
+                Part::Image { data, mime_type } => {
+                    json!({ "type": "image", "data": data, "mimeType": mime_type })
+                }
+                Part::ToolCall(call) => json!({
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        _ => json!({}),
+                    },
+                }),
+                Part::ToolResult(result) => json!({
+                    "type": "tool_result",
+                    "toolUseId": result.call_id,
+                    "content": [{ "type": "text", "text": result.output.to_model_text() }],
+                    "isError": result.output.is_error,
+                }),
+                // A provider's own blocks (Anthropic's server-side tool search)
+                // mean nothing to the client's model.
+                Part::Provider(_) => return None,
+            })
         })
         .collect();
     match blocks.len() {

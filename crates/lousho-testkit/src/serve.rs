@@ -279,3 +279,95 @@ pub fn sampling_options() -> ServeOptions {
         .name("sampler")
         .agent("plain", plain)
 }
+
+/// What the chain's `wait_<level>` tools saw (`lousho-test-server --chain`):
+/// `started:<level>` when each began, `cancelled:<level>` when its token fired.
+#[derive(Debug, Clone, Default)]
+pub struct ChainProbe(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl ChainProbe {
+    fn record(&self, event: String) {
+        if let Ok(mut events) = self.0.lock() {
+            events.push(event);
+        }
+    }
+
+    fn events(&self, prefix: &str) -> Vec<String> {
+        let events = self.0.lock().map(|e| e.clone()).unwrap_or_default();
+        let mut found: Vec<String> = events
+            .into_iter()
+            .filter_map(|e| e.strip_prefix(prefix).map(str::to_owned))
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+/// `wait_<level>`: records `started:<level>`, waits for its cancellation
+/// token, records `cancelled:<level>`.
+fn chain_waiter(level: &'static str, probe: &ChainProbe) -> DefinedTool {
+    let probe = probe.clone();
+    DefinedTool::from_json(
+        format!("wait_{level}"),
+        "Waits until cancelled",
+        json!({"type": "object", "properties": {}}),
+        move |_input: Value, ctx: ToolContext| {
+            let probe = probe.clone();
+            async move {
+                probe.record(format!("started:{level}"));
+                ctx.cancel.cancelled().await;
+                probe.record(format!("cancelled:{level}"));
+                "stopped"
+            }
+        },
+    )
+    .read_only()
+}
+
+/// An agent-as-tool chain (`lousho-test-server --chain`): the served agent
+/// `top` calls `wait_top` and the agent `middle` as a tool, which calls
+/// `wait_middle` and `bottom`, which calls `wait_bottom` — every level
+/// waits until cancelled. The direct tool `chain_status` returns
+/// `{"started": [levels], "cancelled": [levels]}`, so a client can cancel
+/// `top` once every level runs and then see every level's token fire.
+pub fn chain_options(probe: &ChainProbe) -> ServeOptions {
+    let build = |name: &str, tools: Vec<lousho::agent::AgentTool>, level: &'static str| {
+        Agent::builder()
+            .name(name)
+            .description(format!("The {level} of the chain"))
+            .model("test")
+            .tools(tools)
+            .tool(chain_waiter(level, probe))
+            .build()
+            .expect("the chain's agents build")
+    };
+    let bottom = build("bottom", Vec::new(), "bottom");
+    let middle = build(
+        "middle",
+        vec![bottom.as_tool("bottom", "The bottom agent")],
+        "middle",
+    );
+    let top = build(
+        "top",
+        vec![middle.as_tool("middle", "The middle agent")],
+        "top",
+    );
+    let status = probe.clone();
+    let chain_status = DefinedTool::from_json(
+        "chain_status",
+        "Which levels of the chain started and which saw their cancellation",
+        json!({"type": "object", "properties": {}}),
+        move |_input: Value, _ctx: ToolContext| {
+            let report = json!({
+                "started": status.events("started:"),
+                "cancelled": status.events("cancelled:"),
+            });
+            async move { ToolOutput::json(report) }
+        },
+    )
+    .read_only();
+    ServeOptions::new(top)
+        .name("top")
+        .description("The top of the chain")
+        .tool(chain_status)
+}

@@ -7,13 +7,15 @@
 //! `allow`; with any of them the agent can also call `delete_order`, which
 //! needs approval: ask it to "delete order 42") and `--approval-timeout-ms N`.
 //! `--agents` serves several agents instead (`serve::team_options`);
-//! `--sampling` agents on the client's model (`serve::sampling_options`).
+//! `--sampling` agents on the client's model (`serve::sampling_options`);
+//! `--chain` an agent-as-tool chain whose every level waits until cancelled
+//! (`serve::chain_options`).
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
-    CancelProbe, approvals_agent, fixture_options, fixture_options_for, sampling_options,
-    team_options,
+    CancelProbe, ChainProbe, approvals_agent, chain_options, fixture_options, fixture_options_for,
+    sampling_options, team_options,
 };
 use std::time::Duration;
 
@@ -71,6 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut options = match approvals {
         _ if args.iter().any(|a| a == "--agents") => team_options(),
         _ if args.iter().any(|a| a == "--sampling") => sampling_options(),
+        _ if args.iter().any(|a| a == "--chain") => chain_options(&ChainProbe::default()),
         Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
         None => fixture_options(&probe),
     };

@@ -23,6 +23,7 @@ mod mcp_trust;
 mod peers;
 mod serve_agents;
 mod serve_approvals;
+mod serve_chain;
 mod serve_interop;
 mod serve_mrtr;
 mod serve_sampling;

@@ -73,6 +73,7 @@ mod tests {
                 output_tokens: 4,
             },
             cost_usd: Some(0.5),
+            tool_definition_tokens: 61,
         }];
         let result = with_usage(
             CallToolResult::success(vec![ContentBlock::text("ok")]),

@@ -2,7 +2,7 @@
 //! the server's message, then one line per field in the server's order
 //! (Enter keeps the default; an answer is checked against the field's
 //! schema — type, enum, `format` such as date / email / uri, `minimum` /
-//! `maximum`, `pattern`, lengths — with the `jsonschema` crate, and asked
+//! `maximum`, `pattern`, lengths — and asked
 //! again when it does not fit), then send / decline / cancel. Without a terminal on stdin no handler is
 //! set, so servers are told this client cannot answer.
 
@@ -158,27 +158,80 @@ impl Field<'_> {
         Ok(value)
     }
 
-    /// The answer against the field's own schema (formats included); a
-    /// schema jsonschema cannot compile checks nothing more.
+    /// The answer against the field's constraints (the keywords
+    /// [`constraints`] lists); when it breaks one, all of them as the hint.
     fn check(&self, value: &Value) -> Result<(), String> {
-        let Ok(validator) = jsonschema::options()
-            .should_validate_formats(true)
-            .build(self.schema)
-        else {
-            return Ok(());
-        };
-        if validator.is_valid(value) {
+        if fits(self.schema, value) {
             return Ok(());
         }
         let wanted = constraints(self.schema);
         Err(if wanted.is_empty() {
-            match validator.validate(value) {
-                Err(e) => format!("{e}; try again"),
-                Ok(()) => "that does not fit; try again".to_owned(),
-            }
+            "that does not fit; try again".to_owned()
         } else {
             format!("{}, please", wanted.join(", "))
         })
+    }
+}
+
+/// Whether `value` keeps `schema`'s constraints. MCP elicitation schemas
+/// are flat primitives, so these are all there is: a number's `minimum`,
+/// `maximum` and their exclusive forms; a string's `minLength`, `maxLength`
+/// (in characters), `pattern` and `format` (`date`, `date-time`, `email`,
+/// `uri`; other formats are annotations, as JSON Schema has it). A
+/// `pattern` that does not compile checks nothing.
+fn fits(schema: &Value, value: &Value) -> bool {
+    let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
+    if let Some(n) = value.as_f64() {
+        let below = bound("minimum").is_some_and(|m| n < m)
+            || bound("exclusiveMinimum").is_some_and(|m| n <= m);
+        let above = bound("maximum").is_some_and(|m| n > m)
+            || bound("exclusiveMaximum").is_some_and(|m| n >= m);
+        if below || above {
+            return false;
+        }
+    }
+    if let Some(text) = value.as_str() {
+        #[allow(clippy::cast_precision_loss, reason = "lengths of typed answers")]
+        let len = text.chars().count() as f64;
+        if bound("minLength").is_some_and(|m| len < m)
+            || bound("maxLength").is_some_and(|m| len > m)
+        {
+            return false;
+        }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+            && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text))
+        {
+            return false;
+        }
+        if let Some(format) = schema.get("format").and_then(Value::as_str) {
+            return format_fits(format, text);
+        }
+    }
+    true
+}
+
+/// Whether `text` is of the JSON Schema `format`: `date` (RFC 3339
+/// full-date, `2026-12-01`), `date-time` (RFC 3339 with an offset), `email`
+/// (`local@domain.tld`, no spaces), `uri` (absolute, with a scheme).
+fn format_fits(format: &str, text: &str) -> bool {
+    match format {
+        "date" => {
+            let b = text.as_bytes();
+            b.len() == 10
+                && b[4] == b'-'
+                && b[7] == b'-'
+                && text.parse::<jiff::civil::Date>().is_ok()
+        }
+        "date-time" => text.parse::<jiff::Timestamp>().is_ok(),
+        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && !domain.contains('@')
+                && domain.split('.').count() >= 2
+                && domain.split('.').all(|label| !label.is_empty())
+                && !text.chars().any(char::is_whitespace)
+        }),
+        "uri" => url::Url::parse(text).is_ok(),
+        _ => true,
     }
 }
 
@@ -449,6 +502,45 @@ mod tests {
         assert!(
             shown.contains("seats (integer, at least 1, at most 10, Enter to skip)"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn constraints_of_the_elicitation_subset_are_kept() {
+        let fit = |schema: Value, value: Value| fits(&schema, &value);
+        assert!(fit(
+            json!({"format": "date-time"}),
+            json!("2026-12-01T18:00:00Z")
+        ));
+        assert!(fit(
+            json!({"format": "date-time"}),
+            json!("2026-12-01T18:00:00+01:00")
+        ));
+        assert!(!fit(
+            json!({"format": "date-time"}),
+            json!("2026-12-01T18:00:00")
+        ));
+        assert!(!fit(json!({"format": "date"}), json!("20261201")));
+        assert!(!fit(json!({"format": "email"}), json!("ada@localhost")));
+        assert!(!fit(
+            json!({"format": "email"}),
+            json!("ada lovelace@example.com")
+        ));
+        assert!(!fit(json!({"format": "uri"}), json!("example.com/path")));
+        assert!(
+            fit(json!({"format": "color"}), json!("anything")),
+            "unknown formats annotate"
+        );
+        assert!(!fit(json!({"exclusiveMinimum": 0}), json!(0)));
+        assert!(fit(json!({"exclusiveMaximum": 1.5}), json!(1.25)));
+        assert!(
+            !fit(json!({"minLength": 2}), json!("é")),
+            "lengths count characters"
+        );
+        assert!(fit(json!({"maxLength": 2}), json!("éé")));
+        assert!(
+            fit(json!({"pattern": "("}), json!("x")),
+            "a broken pattern checks nothing"
         );
     }
 

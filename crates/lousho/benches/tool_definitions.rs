@@ -7,8 +7,9 @@
 //! reqwest to the same mock: the bytes the provider must receive, and the
 //! mock's own cost of reading them. lousho's overhead per turn is its
 //! median minus the floor's; the target is overhead at 1,000 tools ≤ 2× the
-//! overhead at 20. Rounds are interleaved (every size and path once per
-//! round); medians over rounds.
+//! overhead at 20. A lousho turn and a floor turn alternate; rounds are
+//! interleaved (every size and provider once per round); medians over
+//! rounds.
 //!
 //! ```sh
 //! cargo bench -p lousho --bench tool_definitions
@@ -27,9 +28,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SIZES: [usize; 3] = [20, 200, 1000];
-const ROUNDS: usize = 5;
-/// Turns per measurement (a fresh mock each, so its recorded bodies are freed).
-const TURNS: usize = 20;
+const ROUNDS: usize = 7;
+/// Turns per measurement (fresh mocks each, so their recorded bodies are freed).
+const TURNS: usize = 30;
 
 /// A tool source that offers the same tools every turn, as a connected MCP
 /// server does between `list_changed` notifications.
@@ -143,59 +144,59 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// lousho's median turn, and the body its last request carried.
-async fn lousho_turn(wire: Wire, tools: &[Arc<dyn Tool>]) -> (Duration, Vec<u8>) {
-    let mock = wire.mock().await;
+/// One measurement: lousho's turns and the floor's, alternated turn by
+/// turn so both see the same machine; their medians and the body size.
+async fn measure(wire: Wire, tools: &[Arc<dyn Tool>]) -> (Duration, Duration, usize) {
+    let lousho_mock = wire.mock().await;
+    let floor_mock = wire.mock().await;
     let agent = Agent::builder()
-        .model(wire.model(&mock))
+        .model(wire.model(&lousho_mock))
         .tool_source(Arc::new(Source(tools.to_vec())))
         .tool_search(ToolSearch::new(ToolSearchMode::Off))
         .build()
         .expect("agent");
     agent.send("hi").await.expect("warm-up turn");
-    let mut times = Vec::with_capacity(TURNS - 1);
-    for _ in 1..TURNS {
-        let start = Instant::now();
-        agent.send("hi").await.expect("turn");
-        times.push(start.elapsed());
-    }
-    let requests = mock.requests();
-    let last = requests.last().expect("a request");
+    let requests = lousho_mock.requests();
+    let sent = &requests.last().expect("a request").body;
     assert_eq!(
-        last.body["tools"].as_array().map(Vec::len),
+        sent["tools"].as_array().map(Vec::len),
         Some(tools.len()),
         "every definition is sent"
     );
-    (median(times), serde_json::to_vec(&last.body).expect("body"))
-}
-
-/// The floor's median turn: the same body POSTed, the reply read whole.
-async fn floor_turn(wire: Wire, body: &[u8]) -> Duration {
-    let mock = wire.mock().await;
+    let body = serde_json::to_vec(sent).expect("body");
+    drop(requests);
     let client = reqwest::Client::new();
-    let url = format!("{}{}", mock.base_url().trim_end_matches('/'), wire.path());
-    let send = |payload: Vec<u8>| {
-        client
+    let url = format!(
+        "{}{}",
+        floor_mock.base_url().trim_end_matches('/'),
+        wire.path()
+    );
+    let floor_turn = |payload: Vec<u8>| {
+        let request = client
             .post(&url)
             .header("content-type", "application/json")
             .header("authorization", "Bearer k")
             .header("x-api-key", "k")
             .header("anthropic-version", "2023-06-01")
-            .body(payload)
-            .send()
-    };
-    let mut times = Vec::with_capacity(TURNS - 1);
-    for i in 0..TURNS {
-        let payload = body.to_vec();
-        let start = Instant::now();
-        let response = send(payload).await.expect("send");
-        assert!(response.status().is_success(), "{}", response.status());
-        response.bytes().await.expect("reply");
-        if i > 0 {
-            times.push(start.elapsed());
+            .body(payload);
+        async move {
+            let start = Instant::now();
+            let response = request.send().await.expect("send");
+            assert!(response.status().is_success(), "{}", response.status());
+            response.bytes().await.expect("reply");
+            start.elapsed()
         }
+    };
+    floor_turn(body.clone()).await; // warm-up: the connection
+    let mut lousho = Vec::with_capacity(TURNS);
+    let mut floor = Vec::with_capacity(TURNS);
+    for _ in 0..TURNS {
+        let start = Instant::now();
+        agent.send("hi").await.expect("turn");
+        lousho.push(start.elapsed());
+        floor.push(floor_turn(body.clone()).await);
     }
-    median(times)
+    (median(lousho), median(floor), body.len())
 }
 
 fn ms(d: Duration) -> String {
@@ -217,33 +218,39 @@ fn main() {
         for _round in 0..ROUNDS {
             for (w, &wire) in wires.iter().enumerate() {
                 for (s, set) in sets.iter().enumerate() {
-                    let (t, body) = lousho_turn(wire, set).await;
-                    lousho[w][s].push(t);
-                    floor[w][s].push(floor_turn(wire, &body).await);
-                    bytes[w][s] = body.len();
+                    let (l, f, size) = measure(wire, set).await;
+                    lousho[w][s].push(l);
+                    floor[w][s].push(f);
+                    bytes[w][s] = size;
                 }
             }
         }
         println!(
             "\nCost per turn with many tools: median of {ROUNDS} interleaved rounds ({TURNS} turns each), tool search off\n"
         );
-        println!("| provider | tools | request body | lousho turn | floor (same bytes) | overhead | overhead vs 20 tools |");
-        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        println!("| provider | tools | request body | lousho turn | floor (same bytes) | lousho ÷ floor | overhead | overhead ÷ at 20 tools |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (w, wire) in wires.iter().enumerate() {
             let mut base = None;
             for (s, n) in SIZES.iter().enumerate() {
                 let l = median(lousho[w][s].clone());
                 let f = median(floor[w][s].clone());
-                let overhead = l.saturating_sub(f);
+                let overhead = l.as_secs_f64() - f.as_secs_f64();
                 let base = *base.get_or_insert(overhead);
+                // A ratio to a base within the noise means nothing.
+                let ratio = if base > 50e-6 {
+                    format!("{:.2}×", overhead / base)
+                } else {
+                    "— (base < 0.05 ms)".to_owned()
+                };
                 println!(
-                    "| {} | {n} | {} KiB | {} | {} | {} | {:.2}× |",
+                    "| {} | {n} | {} KiB | {} | {} | {:.2} | {:.2} ms | {ratio} |",
                     wire.label(),
                     bytes[w][s] / 1024,
                     ms(l),
                     ms(f),
-                    ms(overhead),
-                    overhead.as_secs_f64() / base.as_secs_f64().max(1e-9),
+                    l.as_secs_f64() / f.as_secs_f64(),
+                    overhead * 1e3,
                 );
             }
         }

@@ -8,6 +8,7 @@ mod deferral;
 mod error;
 mod event;
 mod execute;
+mod offer;
 mod reply;
 mod request;
 mod run;
@@ -82,6 +83,8 @@ pub(crate) struct AgentInner {
     pub(crate) record_content: bool,
     /// How tool definitions are held back ([`crate::tool::search`]).
     pub(crate) tool_search: crate::tool::search::ToolSearch,
+    /// The latest tool offer, reused while the tools stay the same.
+    pub(crate) offer: offer::OfferCache,
 }
 
 impl fmt::Debug for Agent {
@@ -133,7 +136,7 @@ impl Agent {
     /// The tools the model would see now: the agent's own plus those of its
     /// tool sources (MCP servers) that are ready.
     pub fn tools(&self) -> Result<ToolSet, AgentError> {
-        run::snapshot_tools(&self.inner).map(|(set, _)| set)
+        offer::current(&self.inner).map(|offer| offer.tools.clone())
     }
 
     /// What a fresh run's first request would carry: every offered tool's
@@ -141,8 +144,8 @@ impl Agent {
     /// sent (see [`crate::tool::search`]). Tool sources count as they are
     /// now (a cataloged MCP server's tools from its manifest).
     pub fn tool_budget(&self) -> Result<ToolBudget, AgentError> {
-        let (tools, offered) = run::snapshot_tools(&self.inner)?;
-        Ok(deferral::budget(&self.inner, tools, offered))
+        let offer = offer::current(&self.inner)?;
+        Ok(deferral::budget(&self.inner, &offer))
     }
 
     /// The agent's own tools (without tool sources).

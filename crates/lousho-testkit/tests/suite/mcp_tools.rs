@@ -206,7 +206,13 @@ async fn list_changed_refreshes_the_tools() {
     let mcp = connect_mcp([("fx", fixture("serve"))], ConnectOptions::default())
         .await
         .unwrap();
-    assert!(!mcp.tools().contains("fx__brand_new"));
+    let before = mcp.tools();
+    assert!(!before.contains("fx__brand_new"));
+    let echo = |set: &lousho::tool::ToolSet| set.get("fx__echo").unwrap().clone();
+    assert!(
+        std::sync::Arc::ptr_eq(&echo(&before), &echo(&mcp.tools())),
+        "an unchanged listing gives the same tools (what agents derive from them is reused)"
+    );
     let out = call(
         mcp.tools().get("fx__add_tool").unwrap(),
         json!({"text": "brand_new"}),
@@ -223,6 +229,10 @@ async fn list_changed_refreshes_the_tools() {
     }
     let out = call(mcp.tools().get("fx__brand_new").unwrap(), json!({})).await;
     assert_eq!(out.to_model_text(), "called brand_new");
+    assert!(
+        !std::sync::Arc::ptr_eq(&echo(&before), &echo(&mcp.tools())),
+        "a new listing makes new tools"
+    );
     mcp.close().await;
 }
 

@@ -324,6 +324,7 @@ impl AgentBuilder {
                     .record_content
                     .unwrap_or_else(crate::telemetry::capture_content_from_env),
                 tool_search: self.tool_search,
+                offer: Default::default(),
             }),
         })
     }

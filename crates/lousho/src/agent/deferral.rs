@@ -4,14 +4,13 @@
 //! with native search, every definition with the deferred ones marked.
 
 use super::AgentInner;
+use super::offer::{Offer, tokens_of};
 use crate::model::{Message, Part, ToolDefinition};
-use crate::tool::search::{
-    DEFAULT_CONTEXT_WINDOW, SEARCH_TOOL_NAME, SearchTool, estimate_definition_tokens,
-};
+use crate::tool::search::{DEFAULT_CONTEXT_WINDOW, SEARCH_TOOL_NAME, SearchTool};
 use crate::tool::{Tool, ToolSet};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The tools of one turn.
 pub(crate) struct TurnTools {
@@ -25,7 +24,7 @@ pub(crate) struct TurnTools {
     /// Whether tool search is active, and whether the provider's own.
     pub(crate) search: Option<SearchPath>,
     /// The tools held back from the model's context.
-    pub(crate) deferred: Vec<String>,
+    pub(crate) deferred: Arc<[String]>,
 }
 
 /// Which tool search a request uses.
@@ -58,135 +57,200 @@ pub struct ToolBudget {
 }
 
 /// The budget of a first request.
-pub(crate) fn budget(
-    inner: &AgentInner,
-    tools: ToolSet,
-    offered: Arc<[ToolDefinition]>,
-) -> ToolBudget {
-    let tool_tokens = offered
+pub(crate) fn budget(inner: &AgentInner, offer: &Offer) -> ToolBudget {
+    let tool_tokens = offer
+        .definitions
         .iter()
-        .map(|d| (d.name.clone(), tokens_of(d)))
+        .zip(&offer.tokens)
+        .map(|(d, &t)| (d.name.clone(), t))
         .collect::<std::collections::BTreeMap<_, _>>();
-    let total_tokens = tool_tokens.values().sum();
-    let turn = plan(inner, tools, offered, &[]);
+    let turn = plan(inner, offer, &[]);
     ToolBudget {
         search: turn.search,
-        total_tokens,
+        total_tokens: offer.total_tokens,
         sent_tokens: turn.definition_tokens,
-        deferred: turn.deferred,
+        deferred: turn.deferred.to_vec(),
         tool_tokens,
     }
 }
 
-fn tokens_of(def: &ToolDefinition) -> usize {
-    estimate_definition_tokens(&def.name, &def.description, &def.input_schema)
+/// What tool search derives from one offer, once.
+pub(crate) struct SearchOffer {
+    /// Which definitions (by index) may be held back.
+    deferrable: Vec<bool>,
+    /// The native path's list (every definition, the deferrable ones
+    /// marked), its loaded tokens and the deferred names; built on first use.
+    native: OnceLock<TurnList>,
+    /// The client path's tools (the offer's plus `tool_search`) and the
+    /// search tool's definition with its tokens; built on first use.
+    client: OnceLock<(ToolSet, ToolDefinition, usize)>,
 }
 
-/// The turn's tools, given everything offered and the conversation so far.
-pub(crate) fn plan(
-    inner: &AgentInner,
-    tools: ToolSet,
-    offered: Arc<[ToolDefinition]>,
-    messages: &[Message],
-) -> TurnTools {
-    let all = |tools, definitions: Arc<[ToolDefinition]>| {
-        let definition_tokens = definitions.iter().map(tokens_of).sum();
-        TurnTools {
-            tools,
-            definitions,
-            definition_tokens,
-            search: None,
-            deferred: Vec::new(),
-        }
+/// What a request sends with search active: the definitions, their loaded
+/// tokens and the names held back (the native path's one list; the client
+/// path's list for one set of loaded tools).
+#[derive(Clone)]
+pub(crate) struct TurnList {
+    definitions: Arc<[ToolDefinition]>,
+    tokens: usize,
+    deferred: Arc<[String]>,
+}
+
+/// The turn's tools, given the offer and the conversation so far.
+pub(crate) fn plan(inner: &AgentInner, offer: &Offer, messages: &[Message]) -> TurnTools {
+    let all = || TurnTools {
+        tools: offer.tools.clone(),
+        definitions: offer.definitions.clone(),
+        definition_tokens: offer.total_tokens,
+        search: None,
+        deferred: Arc::from([]),
     };
-    let search = &inner.tool_search;
-    if tools.contains(SEARCH_TOOL_NAME) {
+    let config = &inner.tool_search;
+    if offer.tools.contains(SEARCH_TOOL_NAME) {
         // An own tool has the name: no search of ours.
-        return all(tools, offered);
+        return all();
     }
-    let deferrable: HashSet<&str> = offered
-        .iter()
-        .filter(|d| tools.get(&d.name).is_some_and(|t| search.defers(t.spec())))
-        .map(|d| d.name.as_str())
-        .collect();
-    if deferrable.is_empty() {
-        return all(tools, offered);
+    let search = offer.search.get_or_init(|| SearchOffer {
+        deferrable: offer
+            .definitions
+            .iter()
+            .map(|d| {
+                offer
+                    .tools
+                    .get(&d.name)
+                    .is_some_and(|t| config.defers(t.spec()))
+            })
+            .collect(),
+        native: OnceLock::new(),
+        client: OnceLock::new(),
+    });
+    if !search.deferrable.contains(&true) {
+        return all();
     }
-    let tokens: usize = offered.iter().map(tokens_of).sum();
     let window = inner
         .model
         .context_window()
         .unwrap_or(DEFAULT_CONTEXT_WINDOW);
-    if !search.is_active(offered.len(), tokens, window) {
-        return TurnTools {
-            tools,
-            definitions: offered,
-            definition_tokens: tokens,
-            search: None,
-            deferred: Vec::new(),
-        };
+    if !config.is_active(offer.definitions.len(), offer.total_tokens, window) {
+        return all();
     }
-    if search.native && inner.model.native_tool_search() {
-        let definitions: Arc<[ToolDefinition]> = offered
-            .iter()
-            .map(|d| ToolDefinition {
-                defer_loading: deferrable.contains(d.name.as_str()),
-                ..d.clone()
-            })
-            .collect();
-        let definition_tokens = definitions
-            .iter()
-            .filter(|d| !d.defer_loading)
-            .map(tokens_of)
-            .sum();
-        let deferred = definitions
-            .iter()
-            .filter(|d| d.defer_loading)
-            .map(|d| d.name.clone())
-            .collect();
+    if config.native && inner.model.native_tool_search() {
+        let list = search.native.get_or_init(|| native(offer, search));
         return TurnTools {
-            tools,
-            definitions,
-            definition_tokens,
+            tools: offer.tools.clone(),
+            definitions: list.definitions.clone(),
+            definition_tokens: list.tokens,
             search: Some(SearchPath::Native),
-            deferred,
+            deferred: list.deferred.clone(),
         };
     }
+    let (tools, search_definition, search_tokens) = search.client.get_or_init(|| {
+        let candidates: Arc<[Arc<dyn Tool>]> = offer
+            .definitions
+            .iter()
+            .zip(&search.deferrable)
+            .filter(|(_, deferrable)| **deferrable)
+            .filter_map(|(d, _)| offer.tools.get(&d.name).cloned())
+            .collect();
+        let search_tool = SearchTool::new(candidates, config);
+        let spec = search_tool.spec();
+        let definition = ToolDefinition::new(
+            spec.name.clone(),
+            spec.description.clone(),
+            spec.input_schema.clone(),
+        );
+        let tokens = tokens_of(&definition);
+        let mut tools = offer.tools.clone();
+        if let Err(e) = tools.insert(Arc::new(search_tool)) {
+            tracing::warn!(target: "lousho::agent", error = %e, "tool search left out");
+        }
+        (tools, definition, tokens)
+    });
     let loaded = loaded_names(messages);
-    let candidates: Arc<[Arc<dyn Tool>]> = offered
+    let loaded: Vec<usize> = offer
+        .definitions
         .iter()
-        .filter(|d| deferrable.contains(d.name.as_str()))
-        .filter_map(|d| tools.get(&d.name).cloned())
+        .enumerate()
+        .filter(|(i, d)| search.deferrable[*i] && loaded.contains(d.name.as_str()))
+        .map(|(i, _)| i)
         .collect();
-    let search_tool = SearchTool::new(candidates, search);
-    let spec = search_tool.spec();
-    let mut definitions: Vec<ToolDefinition> = offered
-        .iter()
-        .filter(|d| !deferrable.contains(d.name.as_str()) || loaded.contains(d.name.as_str()))
-        .cloned()
-        .collect();
-    definitions.push(ToolDefinition::new(
-        spec.name.clone(),
-        spec.description.clone(),
-        spec.input_schema.clone(),
-    ));
-    let mut tools = tools;
-    if let Err(e) = tools.insert(Arc::new(search_tool)) {
-        tracing::warn!(target: "lousho::agent", error = %e, "tool search left out");
+    let cached = offer.last_client_turn.lock().ok().and_then(|last| {
+        last.as_ref()
+            .filter(|(k, _)| *k == loaded)
+            .map(|(_, t)| t.clone())
+    });
+    let turn = cached.unwrap_or_else(|| {
+        let turn = client_turn(offer, search, &loaded, search_definition, *search_tokens);
+        if let Ok(mut last) = offer.last_client_turn.lock() {
+            *last = Some((loaded, turn.clone()));
+        }
+        turn
+    });
+    TurnTools {
+        tools: tools.clone(),
+        definitions: turn.definitions,
+        definition_tokens: turn.tokens,
+        search: Some(SearchPath::Client),
+        deferred: turn.deferred,
     }
-    let deferred = offered
+}
+
+/// Every definition, the deferrable ones marked for the provider's search.
+fn native(offer: &Offer, search: &SearchOffer) -> TurnList {
+    let definitions: Arc<[ToolDefinition]> = offer
+        .definitions
         .iter()
-        .filter(|d| deferrable.contains(d.name.as_str()) && !loaded.contains(d.name.as_str()))
+        .zip(&search.deferrable)
+        .map(|(d, &deferrable)| ToolDefinition {
+            defer_loading: deferrable,
+            ..d.clone()
+        })
+        .collect();
+    let tokens = offer
+        .tokens
+        .iter()
+        .zip(&search.deferrable)
+        .filter(|(_, deferrable)| !**deferrable)
+        .map(|(t, _)| t)
+        .sum();
+    let deferred = definitions
+        .iter()
+        .filter(|d| d.defer_loading)
         .map(|d| d.name.clone())
         .collect();
-    let definitions: Arc<[ToolDefinition]> = definitions.into();
-    let definition_tokens = definitions.iter().map(tokens_of).sum();
-    TurnTools {
-        tools,
+    TurnList {
         definitions,
-        definition_tokens,
-        search: Some(SearchPath::Client),
+        tokens,
         deferred,
+    }
+}
+
+/// The loaded tools, the deferrable ones the conversation loaded (`loaded`,
+/// indices) and `tool_search`.
+fn client_turn(
+    offer: &Offer,
+    search: &SearchOffer,
+    loaded: &[usize],
+    search_definition: &ToolDefinition,
+    search_tokens: usize,
+) -> TurnList {
+    let sent = |i: usize| !search.deferrable[i] || loaded.binary_search(&i).is_ok();
+    let mut definitions: Vec<ToolDefinition> = Vec::new();
+    let mut tokens = search_tokens;
+    let mut deferred = Vec::new();
+    for (i, d) in offer.definitions.iter().enumerate() {
+        if sent(i) {
+            definitions.push(d.clone());
+            tokens += offer.tokens[i];
+        } else {
+            deferred.push(d.name.clone());
+        }
+    }
+    definitions.push(search_definition.clone());
+    TurnList {
+        definitions: definitions.into(),
+        tokens,
+        deferred: deferred.into(),
     }
 }
 

@@ -1,7 +1,6 @@
 //! The turn loop: model → tool calls (concurrent, bounded) → results → model.
 
 use super::approval::{TurnCalls, TurnContext};
-use super::builder::{definitions, validate_tool};
 use super::request::{Begin, RunOptions};
 use super::session::{SessionLink, StoreCommit};
 use super::state::{PausedCall, PausedTurn};
@@ -9,9 +8,7 @@ use super::{
     AgentError, AgentEvent, AgentInner, AgentStream, ParentRun, Reply, RequestUsage, RunState,
     RunStatus, ToolCallRecord, UsageSink,
 };
-use crate::model::{
-    Message, ModelEvent, ModelRequest, Part, ToolCall, ToolDefinition, ToolResult, Usage,
-};
+use crate::model::{Message, ModelEvent, ModelRequest, Part, ToolCall, ToolResult, Usage};
 use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
 use crate::telemetry;
 use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
@@ -100,28 +97,7 @@ pub(crate) async fn ready_sources(inner: &AgentInner) -> Result<(), AgentError> 
     for r in results {
         r?;
     }
-    snapshot_tools(inner).map(|_| ())
-}
-
-/// The tools of this turn: the agent's own plus its sources'.
-pub(crate) fn snapshot_tools(
-    inner: &AgentInner,
-) -> Result<(ToolSet, Arc<[ToolDefinition]>), AgentError> {
-    if inner.sources.is_empty() {
-        return Ok((inner.tools.clone(), inner.tool_definitions.clone()));
-    }
-    let mut set = inner.tools.clone();
-    for source in &inner.sources {
-        for tool in source.tools() {
-            if let Err(e) = validate_tool(tool.as_ref()) {
-                tracing::warn!(source = source.name(), error = %e, "skipping a tool");
-                continue;
-            }
-            set.insert(tool)?;
-        }
-    }
-    let defs = definitions(&set, &inner.permissions);
-    Ok((set, defs))
+    super::offer::current(inner).map(|_| ())
 }
 
 struct Run {
@@ -248,8 +224,8 @@ impl Run {
         run.request.system.clone_from(&self.inner.prompt);
         let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
-            let (tools, defs) = snapshot_tools(&self.inner)?;
-            let turn_tools = super::deferral::plan(&self.inner, tools, defs, &run.request.messages);
+            let offer = super::offer::current(&self.inner)?;
+            let turn_tools = super::deferral::plan(&self.inner, &offer, &run.request.messages);
             let tools = turn_tools.tools;
             run.request.tools = turn_tools.definitions;
             let out = self.model_turn(&run.request).await?;
@@ -390,8 +366,8 @@ impl Run {
         decisions: &Decisions,
     ) -> Result<Progress, AgentError> {
         paused.check()?;
-        let (tools, defs) = snapshot_tools(&self.inner)?;
-        let tools = super::deferral::plan(&self.inner, tools, defs, &paused.messages).tools;
+        let offer = super::offer::current(&self.inner)?;
+        let tools = super::deferral::plan(&self.inner, &offer, &paused.messages).tools;
         let (calls, outputs): (Vec<_>, Vec<_>) = paused
             .turn
             .calls

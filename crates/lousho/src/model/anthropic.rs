@@ -95,7 +95,9 @@ impl Model for Anthropic {
             &self.schemas,
             (&self.url, &self.headers),
             request,
-            |tools| body::request_body(&self.model, request, tools, self.max_tokens),
+            (&body::tool_list, || {
+                body::request_body(&self.model, request, self.max_tokens)
+            }),
             decode::Decoder::new(self.transport.provider.clone()),
             error::classify,
         )

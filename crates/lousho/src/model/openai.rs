@@ -118,7 +118,9 @@ impl Model for OpenAi {
             &self.schemas,
             (&self.url, &self.headers),
             request,
-            |tools| body::request_body(&self.model, request, tools, self.options),
+            (&body::tool_list, || {
+                body::request_body(&self.model, request, self.options)
+            }),
             decode::Decoder::new(self.transport.provider.clone()),
             error::classify,
         )

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 /// A set of tools keyed by name (the product's `Record<string, ToolDescriptor>`).
 ///
-/// Iteration is in name order, so what the model sees is stable.
+/// Iteration is in name order, so what the model sees is stable. Cloning is
+/// O(1): the map is shared until one of the clones changes it.
 #[derive(Clone, Default)]
 pub struct ToolSet {
-    tools: BTreeMap<String, Arc<dyn Tool>>,
+    tools: Arc<BTreeMap<String, Arc<dyn Tool>>>,
 }
 
 /// Two tools ended up with one name.
@@ -50,7 +51,7 @@ impl ToolSet {
                 name,
             });
         }
-        self.tools.insert(name, tool);
+        Arc::make_mut(&mut self.tools).insert(name, tool);
         Ok(())
     }
 
@@ -81,7 +82,7 @@ impl ToolSet {
 
     /// Removes and returns the tool named `name`.
     pub fn remove(&mut self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.remove(name)
+        Arc::make_mut(&mut self.tools).remove(name)
     }
 
     /// The names, in order.
@@ -115,7 +116,7 @@ impl IntoIterator for ToolSet {
     type Item = Arc<dyn Tool>;
     type IntoIter = std::collections::btree_map::IntoValues<String, Arc<dyn Tool>>;
     fn into_iter(self) -> Self::IntoIter {
-        self.tools.into_values()
+        Arc::unwrap_or_clone(self.tools).into_values()
     }
 }
 
@@ -146,7 +147,7 @@ impl IntoTools for Box<dyn Tool> {
 
 impl IntoTools for ToolSet {
     fn into_tools(self) -> Vec<Arc<dyn Tool>> {
-        self.tools.into_values().collect()
+        Arc::unwrap_or_clone(self.tools).into_values().collect()
     }
 }
 

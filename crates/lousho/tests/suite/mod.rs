@@ -49,6 +49,7 @@ mod spec_files;
 #[cfg(feature = "spec")]
 mod spec_limits;
 mod tool_input;
+mod tool_offer;
 mod tool_search;
 mod tool_search_native;
 mod tools;

@@ -80,6 +80,13 @@ struct Slot {
     listed_at: Option<SystemTime>,
 }
 
+/// [`Connection::tools`]' last tools and the listing they were made from.
+#[derive(Default)]
+struct MadeTools {
+    from: Option<Arc<[Arc<RemoteTool>]>>,
+    tools: Vec<Weak<dyn Tool>>,
+}
+
 /// Counts connect attempts (spawns/handshakes) for tests and status.
 pub(crate) struct Connection {
     name: String,
@@ -90,6 +97,11 @@ pub(crate) struct Connection {
     /// The last listing (kept across reconnects); tools are made from it on
     /// demand, each holding this connection.
     tools: RwLock<Arc<[Arc<RemoteTool>]>>,
+    /// The tools last made from a listing, held weakly (each tool holds
+    /// this connection): while someone holds them — an agent's tool offer —
+    /// later calls return the same `Arc`s, so what is derived from them is
+    /// reused ([`crate::agent`]'s offer cache, a provider's serialised list).
+    made: Mutex<MadeTools>,
     attempts: std::sync::atomic::AtomicU64,
     this: Weak<Connection>,
     /// The credentials of an `oauth` entry.
@@ -141,6 +153,7 @@ impl Connection {
                 listed_at: None,
             }),
             tools: RwLock::new(Arc::from(Vec::new())),
+            made: Mutex::new(MadeTools::default()),
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
             oauth,
@@ -241,7 +254,9 @@ impl Connection {
     }
 
     /// The tools as last listed (kept across reconnects). Each holds this
-    /// connection, so it keeps working after the handle is dropped.
+    /// connection, so it keeps working after the handle is dropped. The same
+    /// `Arc`s as the previous call while the listing is unchanged and those
+    /// tools are still held somewhere.
     pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let Some(this) = self.this.upgrade() else {
             return Vec::new();
@@ -251,7 +266,18 @@ impl Connection {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        listed
+        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(from) = &made.from
+            && Arc::ptr_eq(from, &listed)
+            && let Some(tools) = made
+                .tools
+                .iter()
+                .map(Weak::upgrade)
+                .collect::<Option<Vec<_>>>()
+        {
+            return tools;
+        }
+        let tools: Vec<Arc<dyn Tool>> = listed
             .iter()
             .map(|remote| {
                 Arc::new(McpTool::new(
@@ -259,7 +285,10 @@ impl Connection {
                     CallTarget::Managed(this.clone() as Arc<dyn ManagedCalls>),
                 )) as Arc<dyn Tool>
             })
-            .collect()
+            .collect();
+        made.tools = tools.iter().map(Arc::downgrade).collect();
+        made.from = Some(listed);
+        tools
     }
 
     pub(crate) fn status(&self) -> ServerStatus {

@@ -1,9 +1,8 @@
 //! The Messages API request body.
 
-use crate::model::{Message, ModelRequest, Part, Role};
+use crate::model::{Message, ModelRequest, Part, Role, ToolDefinition};
 use crate::tool::{Content, ToolOutput};
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
 
 /// The server tool of Anthropic's native tool search (BM25 over name,
 /// description, argument names and descriptions; natural-language queries).
@@ -11,14 +10,28 @@ pub(super) const TOOL_SEARCH_TYPE: &str = "tool_search_tool_bm25_20251119";
 /// Its name (fixed by the API).
 pub(super) const TOOL_SEARCH_NAME: &str = "tool_search_tool_bm25";
 
-/// The JSON body for `request`, with `tools` already normalised:
-/// `(name, description, schema)`.
-pub(super) fn request_body(
-    model: &str,
-    request: &ModelRequest,
-    tools: Vec<(&str, &str, Value)>,
-    default_max_tokens: u32,
-) -> Value {
+/// The `tools` array: each definition with its normalised schema, the
+/// deferred ones marked `defer_loading` after the native search tool.
+pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>) -> Value {
+    let mut list: Vec<Value> = Vec::with_capacity(tools.len() + 1);
+    if tools.iter().any(|d| d.defer_loading) {
+        // Native tool search: the API searches the deferred tools.
+        list.push(json!({ "type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH_NAME }));
+    }
+    list.extend(tools.iter().zip(schemas).map(|(tool, schema)| {
+        let mut entry =
+            json!({ "name": tool.name, "description": tool.description, "input_schema": schema });
+        if tool.defer_loading {
+            entry["defer_loading"] = json!(true);
+        }
+        entry
+    }));
+    Value::Array(list)
+}
+
+/// The JSON body for `request`, with `"tools": null` where the
+/// [`tool_list`] goes when it has tools.
+pub(super) fn request_body(model: &str, request: &ModelRequest, default_max_tokens: u32) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert(
@@ -29,27 +42,8 @@ pub(super) fn request_body(
         body.insert("system".into(), json!(system));
     }
     body.insert("messages".into(), Value::Array(messages(&request.messages)));
-    if !tools.is_empty() {
-        let deferred: HashSet<&str> = request
-            .tools
-            .iter()
-            .filter(|d| d.defer_loading)
-            .map(|d| d.name.as_str())
-            .collect();
-        let mut list: Vec<Value> = Vec::with_capacity(tools.len() + 1);
-        if !deferred.is_empty() {
-            // Native tool search: the API searches the deferred tools.
-            list.push(json!({ "type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH_NAME }));
-        }
-        list.extend(tools.into_iter().map(|(name, description, schema)| {
-            let mut tool =
-                json!({ "name": name, "description": description, "input_schema": schema });
-            if deferred.contains(name) {
-                tool["defer_loading"] = json!(true);
-            }
-            tool
-        }));
-        body.insert("tools".into(), Value::Array(list));
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), Value::Null);
     }
     if let Some(t) = request.settings.temperature {
         body.insert(

@@ -1,6 +1,6 @@
 //! The Chat Completions request body.
 
-use crate::model::{Message, ModelRequest, Part, Role};
+use crate::model::{Message, ModelRequest, Part, Role, ToolDefinition};
 use crate::tool::ToolOutput;
 use serde_json::{Map, Value, json};
 
@@ -20,14 +20,23 @@ pub(super) struct BodyOptions {
     pub include_usage: bool,
 }
 
-/// The JSON body for `request`, with `tools` already normalised:
-/// `(name, description, schema)`.
-pub(super) fn request_body(
-    model: &str,
-    request: &ModelRequest,
-    tools: Vec<(&str, &str, Value)>,
-    options: BodyOptions,
-) -> Value {
+/// The `tools` array: each definition with its normalised schema.
+pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>) -> Value {
+    tools
+        .iter()
+        .zip(schemas)
+        .map(|(tool, parameters)| {
+            json!({
+                "type": "function",
+                "function": { "name": tool.name, "description": tool.description, "parameters": parameters },
+            })
+        })
+        .collect()
+}
+
+/// The JSON body for `request`, with `"tools": null` where the
+/// [`tool_list`] goes when it has tools.
+pub(super) fn request_body(model: &str, request: &ModelRequest, options: BodyOptions) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({ "role": "system", "content": system }));
@@ -38,17 +47,8 @@ pub(super) fn request_body(
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
-    if !tools.is_empty() {
-        let tools = tools
-            .into_iter()
-            .map(|(name, description, parameters)| {
-                json!({
-                    "type": "function",
-                    "function": { "name": name, "description": description, "parameters": parameters },
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), Value::Null);
     }
     if let Some(max) = request.settings.max_tokens {
         let field = match options.max_tokens_field {

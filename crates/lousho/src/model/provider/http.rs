@@ -64,7 +64,8 @@ pub(crate) struct Transport {
 pub(crate) struct PreparedRequest {
     pub url: String,
     pub headers: HeaderMap,
-    pub body: String,
+    /// Cloned per attempt without copying.
+    pub body: bytes::Bytes,
 }
 
 /// A failure, with the server's requested delay when it gave one.
@@ -135,28 +136,61 @@ pub(crate) fn error_for_status(
 
 /// A provider's request, from a [`ModelRequest`](crate::model::ModelRequest)
 /// to a model stream: the tools' schemas normalised for `transport.provider`
-/// (an unfixable schema fails the stream at once), the JSON body built by
-/// `body`, then [`stream`] to `url` with `headers`. One path for every wire
-/// format.
+/// (an unfixable schema fails the stream at once) and built into the
+/// provider's `tools` array by `tools` — serialised once per tool set (see
+/// [`SchemaCache::tools_json`](super::schema::SchemaCache::tools_json)) —,
+/// the rest of the JSON body built by `body` (with `"tools": null` where the
+/// array goes when the request has tools), then [`stream`] to `url` with
+/// `headers`. One path for every wire format.
 pub(crate) fn stream_request<D: StreamDecoder>(
     transport: &Arc<Transport>,
     schemas: &super::schema::SchemaCache,
     (url, headers): (&str, &HeaderMap),
     request: &crate::model::ModelRequest,
-    body: impl for<'r> FnOnce(Vec<(&'r str, &'r str, serde_json::Value)>) -> serde_json::Value,
+    (tools, body): (ToolList<'_>, impl FnOnce() -> serde_json::Value),
     decoder: D,
     classify: ClassifyError,
 ) -> ModelStream {
-    let tools = match schemas.tools_for(&transport.provider, request) {
+    let tools = match schemas.tools_json(&transport.provider, &request.tools, tools) {
         Ok(tools) => tools,
         Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
     };
     let prepared = PreparedRequest {
         url: url.to_owned(),
         headers: headers.clone(),
-        body: body(tools).to_string(),
+        body: serialize_body(&body(), tools.as_deref()).into(),
     };
     stream(transport.clone(), prepared, decoder, classify)
+}
+
+/// Builds a provider's `tools` array from the request's definitions and
+/// their normalised schemas (in order).
+pub(crate) type ToolList<'a> =
+    &'a dyn Fn(&[crate::model::ToolDefinition], Vec<serde_json::Value>) -> serde_json::Value;
+
+/// `body` as JSON, the serialised tool list written in place of its
+/// `"tools"` placeholder (see [`stream_request`]).
+fn serialize_body(body: &serde_json::Value, tools: Option<&str>) -> Vec<u8> {
+    let (serde_json::Value::Object(map), Some(tools)) = (body, tools) else {
+        return body.to_string().into_bytes();
+    };
+    let mut out = Vec::with_capacity(tools.len() + 4096);
+    out.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a string or a `Value` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        if key == "tools" {
+            out.extend_from_slice(tools.as_bytes());
+        } else {
+            let _ = serde_json::to_writer(&mut out, value);
+        }
+    }
+    out.push(b'}');
+    out
 }
 
 /// Starts a streaming request. Nothing happens until the stream is polled;

@@ -7,9 +7,10 @@
 //! logged at `debug` with the tool's name, and a schema that cannot be made
 //! acceptable is an error naming the tool.
 
+use crate::model::ToolDefinition;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Which JSON Schema subset a provider accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -427,31 +428,52 @@ fn portable(node: &mut Value, path: &str, changes: &mut Vec<String>) {
 pub(crate) struct SchemaCache {
     profile: SchemaProfile,
     entries: Mutex<HashMap<String, (Value, Value)>>,
+    /// The last tool list serialised, by the definitions it was built from.
+    serialized: Mutex<Option<SerializedTools>>,
 }
+
+/// A tool list as sent, and the definitions it was built from.
+type SerializedTools = (Arc<[ToolDefinition]>, Arc<str>);
 
 impl SchemaCache {
     pub(crate) fn new(profile: SchemaProfile) -> Self {
         Self {
             profile,
             entries: Mutex::default(),
+            serialized: Mutex::default(),
         }
     }
 
-    /// Every tool of `request` as `(name, description, schema to send)`; the
-    /// first schema that cannot be made acceptable is the error.
-    pub(crate) fn tools_for<'r>(
+    /// The provider's `tools` array for `tools`, serialised: `render` builds
+    /// it from the definitions and their normalised schemas. Reused while
+    /// requests carry the same `Arc` of definitions — an agent's turns and
+    /// runs with an unchanged tool set — so a turn's cost does not grow with
+    /// the number of tools beyond copying the bytes. `None` without tools;
+    /// the first schema that cannot be made acceptable is the error.
+    pub(crate) fn tools_json(
         &self,
         provider: &str,
-        request: &'r crate::model::ModelRequest,
-    ) -> Result<Vec<(&'r str, &'r str, Value)>, crate::model::ModelError> {
-        request
-            .tools
+        tools: &Arc<[ToolDefinition]>,
+        render: &dyn Fn(&[ToolDefinition], Vec<Value>) -> Value,
+    ) -> Result<Option<Arc<str>>, crate::model::ModelError> {
+        if tools.is_empty() {
+            return Ok(None);
+        }
+        if let Ok(last) = self.serialized.lock()
+            && let Some((built_from, json)) = last.as_ref()
+            && Arc::ptr_eq(built_from, tools)
+        {
+            return Ok(Some(json.clone()));
+        }
+        let schemas = tools
             .iter()
-            .map(|tool| {
-                let schema = self.get(provider, &tool.name, &tool.input_schema)?;
-                Ok((tool.name.as_str(), tool.description.as_str(), schema))
-            })
-            .collect()
+            .map(|t| self.get(provider, &t.name, &t.input_schema))
+            .collect::<Result<Vec<_>, _>>()?;
+        let json: Arc<str> = render(tools, schemas).to_string().into();
+        if let Ok(mut last) = self.serialized.lock() {
+            *last = Some((tools.clone(), json.clone()));
+        }
+        Ok(Some(json))
     }
 
     /// The schema to send for `tool`.

@@ -68,6 +68,26 @@ pub fn run_client(program: &Path, script: &str, args: &[&str]) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("bad report ({e}): {stdout}"))
 }
 
+/// Runs `script` against `lousho-test-server` started with `flags`: over
+/// stdio (`<script> stdio <server> <flags>`) or over stateless HTTP
+/// (`<script> http <url>`).
+pub fn run_against_test_server(
+    program: &Path,
+    script: &str,
+    transport: &str,
+    flags: &[&str],
+) -> Value {
+    if transport == "stdio" {
+        let server = test_server();
+        let mut args = vec!["stdio", server.to_str().unwrap()];
+        args.extend(flags);
+        run_client(program, script, &args)
+    } else {
+        let server = HttpServer::start(flags);
+        run_client(program, script, &["http", &server.url])
+    }
+}
+
 /// The test server serving HTTP on a free port; killed on drop.
 pub struct HttpServer {
     child: Child,

@@ -2,25 +2,12 @@
 //! and TypeScript clients over stdio and HTTP; one of them calls the others
 //! as tools (agents as tools, in process).
 
-use super::peers::{HttpServer, node, python, run_client, test_server};
+use super::peers::{node, python, run_against_test_server};
 use serde_json::Value;
 use std::path::Path;
 
 fn check(program: &Path, script: &str, transport: &str) {
-    let report = match transport {
-        "stdio" => {
-            let server = test_server();
-            run_client(
-                program,
-                script,
-                &["stdio", server.to_str().unwrap(), "--agents"],
-            )
-        }
-        _ => {
-            let server = HttpServer::start(&["--agents"]);
-            run_client(program, script, &["http", &server.url])
-        }
-    };
+    let report = run_against_test_server(program, script, transport, &["--agents"]);
     let label = format!("{script} over {transport}");
     assert_eq!(
         report["tools"],

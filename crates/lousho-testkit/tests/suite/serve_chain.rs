@@ -2,24 +2,11 @@
 //! official Python and TypeScript clients over stdio and HTTP: every level's
 //! tool sees its cancellation token fire.
 
-use super::peers::{HttpServer, node, python, run_client, test_server};
+use super::peers::{node, python, run_against_test_server};
 use std::path::Path;
 
 fn check(program: &Path, script: &str, transport: &str) {
-    let report = match transport {
-        "stdio" => {
-            let server = test_server();
-            run_client(
-                program,
-                script,
-                &["stdio", server.to_str().unwrap(), "--chain"],
-            )
-        }
-        _ => {
-            let server = HttpServer::start(&["--chain"]);
-            run_client(program, script, &["http", &server.url])
-        }
-    };
+    let report = run_against_test_server(program, script, transport, &["--chain"]);
     let label = format!("{script} over {transport}");
     let levels = serde_json::json!(["bottom", "middle", "top"]);
     assert_eq!(report["started"], levels, "{label}: every level ran");

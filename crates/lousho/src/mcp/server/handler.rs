@@ -319,22 +319,23 @@ impl LoushoServer {
                 && channel.modern
                 && channel.elicitation
             {
-                return self
-                    .agent_round(
-                        agent,
-                        request,
-                        channel,
-                        timeout,
-                        &request_cancel,
-                        run_cancel,
-                    )
-                    .await;
+                // Boxed, as below: an agent run's future is large, and
+                // inlined it would be moved with every direct call's too.
+                return Box::pin(self.agent_round(
+                    agent,
+                    request,
+                    channel,
+                    timeout,
+                    &request_cancel,
+                    run_cancel,
+                ))
+                .await;
             }
             let approver = match inner.approval {
                 Some(timeout) => Approver::Elicit(timeout),
                 None => Approver::Nobody,
             };
-            return match agent_tool::call(
+            return match Box::pin(agent_tool::call(
                 agent,
                 request.arguments,
                 &request_cancel,
@@ -342,7 +343,7 @@ impl LoushoServer {
                 channel,
                 approver,
                 inner.store.as_ref(),
-            )
+            ))
             .await
             {
                 Outcome::Result(r) => Ok(r.into()),

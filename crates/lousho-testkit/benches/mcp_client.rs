@@ -2,7 +2,8 @@
 //! client, all against the same servers — a bare newline-JSON / bare-HTTP
 //! echo that speaks just enough MCP to connect (the floor) — over stdio and
 //! Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio servers
-//! (lousho, plain rmcp, and a raw spawn-and-handshake floor).
+//! (lousho, plain rmcp, and a raw spawn-and-handshake floor); and big
+//! messages: one echo round trip of 64 KiB, 1 MiB and 8 MiB per client.
 //! Prints a table.
 //!
 //! Run: `cargo bench -p lousho-testkit --bench mcp_client`
@@ -40,6 +41,25 @@ use tokio::sync::oneshot;
 const BIN: &str = env!("CARGO_BIN_EXE_lousho-fixture-mcp");
 
 type CallFn = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// The text every echo call sends ("hi"; the big-message rows set it large).
+static PAYLOAD: std::sync::LazyLock<std::sync::RwLock<Arc<str>>> =
+    std::sync::LazyLock::new(|| std::sync::RwLock::new(Arc::from("hi")));
+
+fn payload() -> Arc<str> {
+    PAYLOAD.read().unwrap().clone()
+}
+
+fn set_payload(bytes: usize) {
+    *PAYLOAD.write().unwrap() = Arc::from("x".repeat(bytes));
+}
+
+/// The sizes of the big-message rows, with the round trips timed at each.
+const BIG: [(usize, &str, usize); 3] = [
+    (64 << 10, "64 KiB", 30),
+    (1 << 20, "1 MiB", 15),
+    (8 << 20, "8 MiB", 5),
+];
 
 struct Row {
     transport: &'static str,
@@ -168,7 +188,7 @@ impl RawStdio {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (s, r) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, s);
-        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": &*payload()}}});
         self.tx.send(format!("{req}\n")).unwrap();
         r.await.unwrap();
     }
@@ -198,7 +218,7 @@ fn lousho_call(tool: Arc<dyn Tool>) -> CallFn {
         let tool = tool.clone();
         Box::pin(async move {
             let out = tool
-                .call(json!({"text": "hi"}), ToolContext::new("b"))
+                .call(json!({"text": &*payload()}), ToolContext::new("b"))
                 .await
                 .unwrap();
             assert!(!out.is_error, "{out:?}");
@@ -207,7 +227,7 @@ fn lousho_call(tool: Arc<dyn Tool>) -> CallFn {
 }
 
 fn args() -> lousho::mcp::rmcp::model::JsonObject {
-    json!({"text": "hi"}).as_object().unwrap().clone()
+    json!({"text": &*payload()}).as_object().unwrap().clone()
 }
 
 /// The server mode lousho's and rmcp's clients talk to over stdio.
@@ -387,7 +407,7 @@ async fn main() {
         let (http, url, next) = (http.clone(), floor_url.clone(), next.clone());
         Box::pin(async move {
             let id = next.fetch_add(1, Ordering::Relaxed);
-            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}});
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": &*payload()}}});
             let r = http
                 .post(&url)
                 .header("content-type", "application/json")
@@ -409,8 +429,34 @@ async fn main() {
         }
     }
     let rows: Vec<Row> = runs.into_iter().map(median_row).collect();
+
+    // ---- big messages: the median echo round trip at each size ----
+    // [size][subject] → per-round medians
+    let mut big: Vec<Vec<Vec<Duration>>> = BIG
+        .iter()
+        .map(|_| subjects.iter().map(|_| Vec::new()).collect())
+        .collect();
+    for round in 1..=rounds {
+        eprintln!("big messages, round {round}/{rounds}");
+        for (b, &(bytes, _, n)) in BIG.iter().enumerate() {
+            set_payload(bytes);
+            for (s, (_, _, call)) in subjects.iter().enumerate() {
+                call().await; // warm-up at this size (buffers grown)
+                let mut lat = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let t = Instant::now();
+                    call().await;
+                    lat.push(t.elapsed());
+                }
+                lat.sort();
+                big[b][s].push(lat[n / 2]);
+            }
+        }
+    }
+    set_payload(2);
     stdio_mcp.close().await;
     http_mcp.close().await;
+    let labels: Vec<(&str, &str)> = subjects.iter().map(|(t, c, _)| (*t, *c)).collect();
     drop(subjects);
     for client in [rmcp_stdio, rmcp_http] {
         if let Ok(client) = Arc::try_unwrap(client) {
@@ -457,6 +503,40 @@ async fn main() {
                 r.p50.as_secs_f64() / floor.p50.as_secs_f64(),
                 r.rate / floor.rate,
             );
+        }
+    }
+    println!();
+    println!(
+        "Big messages: one echo round trip (the text sent and returned), median of {rounds} interleaved rounds"
+    );
+    println!();
+    println!("| size | transport | client | round trip ms | vs floor |");
+    println!("| --- | --- | --- | ---: | ---: |");
+    for (b, &(_, label, _)) in BIG.iter().enumerate() {
+        let medians: Vec<Duration> = big[b]
+            .iter()
+            .map(|per_round| {
+                let mut v = per_round.clone();
+                v.sort();
+                v[v.len() / 2]
+            })
+            .collect();
+        for t in ["stdio", "http"] {
+            let floor = labels
+                .iter()
+                .position(|(tr, c)| *tr == t && *c == "raw (floor)")
+                .map(|i| medians[i])
+                .unwrap();
+            for (i, (tr, client)) in labels.iter().enumerate() {
+                if *tr != t {
+                    continue;
+                }
+                println!(
+                    "| {label} | {t} | {client} | {:.2} | {:.2}× |",
+                    medians[i].as_secs_f64() * 1e3,
+                    medians[i].as_secs_f64() / floor.as_secs_f64()
+                );
+            }
         }
     }
     let lousho_stdio = rows

@@ -403,18 +403,21 @@ pub async fn run_stdio() {
 
 /// The floor over HTTP: every POST answered with
 /// [`floor_answer`](crate::bench::floor_answer) (202 for notifications). The
-/// benchmark's floor. Returns its URL.
+/// benchmark's floor. Bodies up to 64 MiB (the big-message rows send 8 MiB).
+/// Returns its URL.
 pub async fn serve_floor_http() -> String {
-    let app = axum::Router::new().route(
-        "/mcp",
-        axum::routing::post(|body: axum::body::Bytes| async move {
-            let json = [(axum::http::header::CONTENT_TYPE, "application/json")];
-            match crate::bench::floor_answer(&body) {
-                Some(reply) => (axum::http::StatusCode::OK, json, reply),
-                None => (axum::http::StatusCode::ACCEPTED, json, Vec::new()),
-            }
-        }),
-    );
+    let app = axum::Router::new()
+        .route(
+            "/mcp",
+            axum::routing::post(|body: axum::body::Bytes| async move {
+                let json = [(axum::http::header::CONTENT_TYPE, "application/json")];
+                match crate::bench::floor_answer(&body) {
+                    Some(reply) => (axum::http::StatusCode::OK, json, reply),
+                    None => (axum::http::StatusCode::ACCEPTED, json, Vec::new()),
+                }
+            }),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(64 << 20));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {

@@ -7,6 +7,7 @@
 //! ./interop/install.sh
 //! cargo build --release -p lousho-testkit --bins
 //! target/release/serve-bench            # BENCH_ROUNDS=3 BENCH_SECS=5 to go longer
+//! # BENCH_ALSO="lousho (before)=/tmp/lousho-test-server" adds another build of the server
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,17 @@ fn servers() -> Result<Vec<Server>, BoxError> {
             args: vec![],
         },
     ];
+    // `BENCH_ALSO="lousho (before)=/path/to/lousho-test-server"`: another
+    // build of the server in the same run (a change's before and after).
+    if let Ok(also) = std::env::var("BENCH_ALSO")
+        && let Some((name, program)) = also.split_once('=')
+    {
+        list.push(Server {
+            name: Box::leak(name.to_owned().into_boxed_str()),
+            program: PathBuf::from(program),
+            args: vec![],
+        });
+    }
     let ts = root.join("interop/clients/echo_server.mjs");
     if root
         .join("interop/node_modules/@modelcontextprotocol/sdk")

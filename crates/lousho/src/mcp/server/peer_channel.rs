@@ -314,16 +314,6 @@ impl ClientChannel for PeerChannel {
         request: SamplingRequest,
         timeout: Option<Duration>,
     ) -> Result<SamplingReply, ClientError> {
-        const ACTION: &str = "ask the client's model (sampling)";
-        if !self.answers {
-            return Err(cannot_answer(ACTION));
-        }
-        if !self.sampling {
-            return Err(ClientError::Unsupported {
-                action: ACTION,
-                capability: "sampling",
-            });
-        }
         let messages: Vec<Value> = request
             .messages
             .iter()
@@ -341,21 +331,8 @@ impl ClientChannel for PeerChannel {
         if let Some(t) = request.temperature {
             wire["temperature"] = json!(t);
         }
-        let params: CreateMessageRequestParams =
-            serde_json::from_value(wire).map_err(|e| ClientError::InvalidRequest {
-                what: "sampling request",
-                reason: e.to_string(),
-            })?;
-        let call = self.peer.create_message(params);
-        let result = match timeout {
-            None => call.await,
-            Some(d) => match tokio::time::timeout(d, call).await {
-                Ok(r) => r,
-                Err(_) => return Err(ClientError::TimedOut(d)),
-            },
-        }
-        .map_err(|e| service_error(ACTION, e))?;
-        let raw = serde_json::to_value(&result).unwrap_or(Value::Null);
+        // One path for both: capability checks, the request, its timeout.
+        let raw = self.create_message(wire, timeout).await?;
         let content = raw.get("content").cloned().unwrap_or(Value::Null);
         let text = text_of(&content);
         Ok(SamplingReply {

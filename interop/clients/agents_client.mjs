@@ -4,16 +4,9 @@
 // usage: node agents_client.mjs stdio <server command> [args...]
 //        node agents_client.mjs http <url>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "./connect.mjs";
 
-const [mode, target, ...rest] = process.argv.slice(2);
-const client = new Client({ name: "lousho-interop-ts", version: "0.0.0" });
-if (mode === "stdio") {
-  await client.connect(new StdioClientTransport({ command: target, args: rest, stderr: "inherit" }));
-} else {
-  await client.connect(new StreamableHTTPClientTransport(new URL(target)));
-}
+const client = await connect(new Client({ name: "lousho-interop-ts", version: "0.0.0" }), process.argv.slice(2));
 const tools = (await client.listTools()).tools;
 const report = { tools: tools.map((t) => t.name), calls: {} };
 for (const tool of tools) {

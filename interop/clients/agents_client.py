@@ -9,8 +9,8 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from connect import connect
+from mcp import ClientSession
 
 
 async def exercise(session: ClientSession) -> dict:
@@ -29,15 +29,8 @@ async def exercise(session: ClientSession) -> dict:
 
 
 async def main() -> None:
-    if sys.argv[1] == "stdio":
-        params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                report = await exercise(session)
-    else:
-        async with streamable_http_client(sys.argv[2]) as (read, write):
-            async with ClientSession(read, write) as session:
-                report = await exercise(session)
+    async with connect(sys.argv[1:]) as session:
+        report = await exercise(session)
     print(json.dumps(report))
 
 

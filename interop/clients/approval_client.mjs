@@ -8,11 +8,10 @@
 // ANSWER: allow | deny (with a reason) | none (no elicitation capability) |
 //         silent (never answers)
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "./connect.mjs";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [answer, mode, target, ...rest] = process.argv.slice(2);
+const [answer, ...target] = process.argv.slice(2);
 const capabilities = answer === "none" ? {} : { elicitation: { form: {} } };
 const client = new Client({ name: "ts-approval-client", version: "0.0.1" }, { capabilities });
 const asked = [];
@@ -24,15 +23,11 @@ if (answer !== "none") {
     return { action: "accept", content: { decision: "deny", reason: "not on a Friday" } };
   });
 }
-const transport =
-  mode === "stdio"
-    ? new StdioClientTransport({ command: target, args: rest, stderr: "inherit" })
-    : new StreamableHTTPClientTransport(new URL(target));
 const deadline = setTimeout(() => {
   console.error("approval client: no result within 60 s");
   process.exit(2);
 }, 60_000);
-await client.connect(transport);
+await connect(client, target);
 const result = await client.callTool(
   { name: "test-agent", arguments: { message: "delete order 42" } },
   undefined,

@@ -14,8 +14,8 @@ import sys
 
 import anyio
 import mcp_types as types
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from connect import connect
+from mcp import ClientSession
 
 
 async def run(session: ClientSession, answer: str, asked: list) -> dict:
@@ -28,7 +28,7 @@ async def run(session: ClientSession, answer: str, asked: list) -> dict:
 
 
 async def main() -> None:
-    answer, transport = sys.argv[1], sys.argv[2]
+    answer = sys.argv[1]
     asked: list = []
 
     async def on_elicit(context, params):
@@ -41,15 +41,8 @@ async def main() -> None:
 
     kw = {} if answer == "none" else {"elicitation_callback": on_elicit}
     with anyio.fail_after(60):
-        if transport == "stdio":
-            params = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:])
-            async with stdio_client(params) as (read, write):
-                async with ClientSession(read, write, **kw) as session:
-                    report = await run(session, answer, asked)
-        else:
-            async with streamable_http_client(sys.argv[3]) as (read, write):
-                async with ClientSession(read, write, **kw) as session:
-                    report = await run(session, answer, asked)
+        async with connect(sys.argv[2:], **kw) as session:
+            report = await run(session, answer, asked)
     print(json.dumps(report))
 
 

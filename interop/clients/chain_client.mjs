@@ -7,19 +7,12 @@
 // usage: node chain_client.mjs stdio <server command> [args...]
 //        node chain_client.mjs http <url>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "./connect.mjs";
 
 // Generous for a loaded 2-core machine; each wait ends as soon as its event is seen.
 const WAIT_MS = 30_000;
 
-const [mode, target, ...rest] = process.argv.slice(2);
-const client = new Client({ name: "lousho-interop-ts", version: "0.0.0" });
-if (mode === "stdio") {
-  await client.connect(new StdioClientTransport({ command: target, args: rest, stderr: "inherit" }));
-} else {
-  await client.connect(new StreamableHTTPClientTransport(new URL(target)));
-}
+const client = await connect(new Client({ name: "lousho-interop-ts", version: "0.0.0" }), process.argv.slice(2));
 
 async function waitFor(key) {
   const deadline = Date.now() + WAIT_MS;

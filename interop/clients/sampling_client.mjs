@@ -7,11 +7,10 @@
 // usage: node sampling_client.mjs tools|text stdio <server command> [args...]
 //        node sampling_client.mjs tools|text http <url>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { connect } from "./connect.mjs";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [mode, transport, target, ...rest] = process.argv.slice(2);
+const [mode, ...target] = process.argv.slice(2);
 const seen = [];
 const texts = (content) =>
   (Array.isArray(content) ? content : [content])
@@ -46,11 +45,7 @@ client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
   };
 });
 
-if (transport === "stdio") {
-  await client.connect(new StdioClientTransport({ command: target, args: rest, stderr: "inherit" }));
-} else {
-  await client.connect(new StreamableHTTPClientTransport(new URL(target)));
-}
+await connect(client, target);
 const report = { calls: {} };
 for (const tool of (await client.listTools()).tools) {
   if (!tool.inputSchema?.properties?.message) continue;

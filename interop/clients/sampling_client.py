@@ -12,8 +12,8 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
-from mcp.client.streamable_http import streamable_http_client
+from connect import connect
+from mcp import ClientSession, types
 
 MODE = sys.argv[1]
 seen: list = []
@@ -73,21 +73,10 @@ async def exercise(session: ClientSession) -> dict:
     return report
 
 
-def session_for(read, write) -> ClientSession:
-    caps = types.SamplingCapability(tools=types.SamplingToolsCapability()) if MODE == "tools" else None
-    return ClientSession(read, write, sampling_callback=sample, sampling_capabilities=caps)
-
-
 async def main() -> None:
-    if sys.argv[2] == "stdio":
-        params = StdioServerParameters(command=sys.argv[3], args=sys.argv[4:])
-        async with stdio_client(params) as (read, write):
-            async with session_for(read, write) as session:
-                report = await exercise(session)
-    else:
-        async with streamable_http_client(sys.argv[3]) as (read, write):
-            async with session_for(read, write) as session:
-                report = await exercise(session)
+    caps = types.SamplingCapability(tools=types.SamplingToolsCapability()) if MODE == "tools" else None
+    async with connect(sys.argv[2:], sampling_callback=sample, sampling_capabilities=caps) as session:
+        report = await exercise(session)
     print(json.dumps(report))
 
 

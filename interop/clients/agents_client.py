@@ -9,23 +9,13 @@ import json
 import sys
 
 import anyio
-from connect import connect
+from connect import call_agent_tools, connect
 from mcp import ClientSession
 
 
 async def exercise(session: ClientSession) -> dict:
-    await session.initialize()
-    tools = (await session.list_tools()).tools
-    report: dict = {"tools": [t.name for t in tools], "calls": {}}
-    for tool in tools:
-        if "message" not in (tool.input_schema or {}).get("properties", {}):
-            continue
-        result = await session.call_tool(tool.name, {"message": f"hello {tool.name}"})
-        report["calls"][tool.name] = {
-            "isError": bool(result.is_error),
-            "text": result.content[0].text if result.content else "",
-        }
-    return report
+    tools, calls = await call_agent_tools(session)
+    return {"tools": tools, "calls": calls}
 
 
 async def main() -> None:

@@ -1,6 +1,6 @@
 """Connects the official Python MCP SDK's ClientSession to a server named on
 the command line, over stdio or Streamable HTTP — the one way every client
-script here does it.
+script here does it — and calls every agent tool a lousho server lists.
 
     target: ["stdio", command, *args] or ["http", url]
 """
@@ -23,3 +23,21 @@ async def connect(target: list[str], **session_options) -> AsyncIterator[ClientS
         async with streamable_http_client(target[1]) as (read, write):
             async with ClientSession(read, write, **session_options) as session:
                 yield session
+
+
+async def call_agent_tools(session: ClientSession) -> tuple[list, dict]:
+    """Initialises `session`, lists its tools and calls each agent tool (those
+    taking `message`) with `hello <name>`: the tool names, and each call's
+    `{isError, text}` by name."""
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    calls: dict = {}
+    for tool in tools:
+        if "message" not in (tool.input_schema or {}).get("properties", {}):
+            continue
+        result = await session.call_tool(tool.name, {"message": f"hello {tool.name}"})
+        calls[tool.name] = {
+            "isError": bool(result.is_error),
+            "text": result.content[0].text if result.content else "",
+        }
+    return [t.name for t in tools], calls

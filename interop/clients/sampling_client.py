@@ -12,7 +12,7 @@ import json
 import sys
 
 import anyio
-from connect import connect
+from connect import call_agent_tools, connect
 from mcp import ClientSession, types
 
 MODE = sys.argv[1]
@@ -58,19 +58,8 @@ async def sample(context, params: types.CreateMessageRequestParams):
 
 
 async def exercise(session: ClientSession) -> dict:
-    await session.initialize()
-    tools = (await session.list_tools()).tools
-    report: dict = {"calls": {}}
-    for tool in tools:
-        if "message" not in (tool.input_schema or {}).get("properties", {}):
-            continue
-        result = await session.call_tool(tool.name, {"message": f"hello {tool.name}"})
-        report["calls"][tool.name] = {
-            "isError": bool(result.is_error),
-            "text": result.content[0].text if result.content else "",
-        }
-    report["seen"] = seen
-    return report
+    _, calls = await call_agent_tools(session)
+    return {"calls": calls, "seen": seen}
 
 
 async def main() -> None:

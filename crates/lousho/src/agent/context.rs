@@ -16,23 +16,12 @@
 //! Only what is sent shrinks: the run's reply, the session's history and the
 //! store keep every message.
 
-use crate::model::{Message, ModelRequest, Role, ToolDefinition};
-
-/// Bytes per token in the estimate.
-const BYTES_PER_TOKEN: usize = 4;
+use crate::model::{Message, ModelRequest, Role};
+use crate::tool::search::{BYTES_PER_TOKEN, json_len};
 
 /// The estimated tokens of a message.
 pub(crate) fn estimate_message(message: &Message) -> usize {
-    serde_json::to_vec(message).map_or(0, |v| v.len()) / BYTES_PER_TOKEN + 1
-}
-
-fn estimate_fixed(system: Option<&str>, tools: &[ToolDefinition]) -> usize {
-    let system = system.map_or(0, str::len);
-    let tools: usize = tools
-        .iter()
-        .map(|t| serde_json::to_vec(t).map_or(0, |v| v.len()))
-        .sum();
-    (system + tools) / BYTES_PER_TOKEN
+    json_len(message) / BYTES_PER_TOKEN + 1
 }
 
 /// The index of the first message to send so that the estimate stays within
@@ -40,7 +29,7 @@ fn estimate_fixed(system: Option<&str>, tools: &[ToolDefinition]) -> usize {
 pub(crate) fn first_kept(
     messages: &[Message],
     system: Option<&str>,
-    tools: &[ToolDefinition],
+    tool_tokens: usize,
     budget: usize,
 ) -> usize {
     let starts: Vec<usize> = (0..messages.len())
@@ -50,7 +39,7 @@ pub(crate) fn first_kept(
         // No user message at all: nowhere to cut.
         return 0;
     };
-    let mut used = estimate_fixed(system, tools);
+    let mut used = system.map_or(0, str::len) / BYTES_PER_TOKEN + tool_tokens;
     let mut keep = messages.len();
     for &start in starts.iter().rev() {
         let turn: usize = messages[start..keep].iter().map(estimate_message).sum();
@@ -74,12 +63,18 @@ pub(crate) fn first_kept(
 
 /// The request to send: `request` itself when it fits `budget`, else a copy
 /// without its oldest turns.
-pub(crate) fn fit(request: &ModelRequest, budget: Option<usize>) -> Option<ModelRequest> {
+/// `tool_tokens`: the estimated tokens of the definitions the request loads
+/// (the turn's, counted once per tool set).
+pub(crate) fn fit(
+    request: &ModelRequest,
+    budget: Option<usize>,
+    tool_tokens: usize,
+) -> Option<ModelRequest> {
     let budget = budget?;
     let first = first_kept(
         &request.messages,
         request.system.as_deref(),
-        &request.tools,
+        tool_tokens,
         budget,
     );
     if first == 0 {
@@ -92,9 +87,13 @@ pub(crate) fn fit(request: &ModelRequest, budget: Option<usize>) -> Option<Model
         budget,
         "the conversation is over the context budget: sending the newest turns"
     );
-    let mut trimmed = request.clone();
-    trimmed.messages.drain(..first);
-    Some(trimmed)
+    // Only the kept messages are copied.
+    Some(ModelRequest {
+        system: request.system.clone(),
+        messages: request.messages[first..].to_vec(),
+        tools: request.tools.clone(),
+        settings: request.settings.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -104,7 +103,7 @@ mod tests {
     #[test]
     fn a_conversation_without_user_messages_is_sent_whole() {
         let messages = vec![Message::assistant("a".repeat(400))];
-        assert_eq!(first_kept(&messages, None, &[], 1), 0);
+        assert_eq!(first_kept(&messages, None, 0, 1), 0);
     }
 
     #[test]
@@ -114,6 +113,6 @@ mod tests {
             Message::assistant("old answer"),
             Message::user("x".repeat(4000)),
         ];
-        assert_eq!(first_kept(&messages, None, &[], 10), 2);
+        assert_eq!(first_kept(&messages, None, 0, 10), 2);
     }
 }

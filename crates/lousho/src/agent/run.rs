@@ -228,7 +228,9 @@ impl Run {
             let turn_tools = super::deferral::plan(&self.inner, &offer, &run.request.messages);
             let tools = turn_tools.tools;
             run.request.tools = turn_tools.definitions;
-            let out = self.model_turn(&run.request).await?;
+            let out = self
+                .model_turn(&run.request, turn_tools.definition_tokens)
+                .await?;
             run.count_request(&self.inner, out.usage, turn_tools.definition_tokens);
             run.turns = turn;
             let mut parts = Vec::with_capacity(out.calls.len() + 1);
@@ -404,13 +406,24 @@ impl Run {
 
     /// Streams one model turn, forwarding text deltas (`model: sampling`
     /// asks the run's MCP client).
-    async fn model_turn(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
-        crate::model::with_sampling_client(self.tool_client.clone(), self.model_turn_inner(request))
-            .await
+    async fn model_turn(
+        &self,
+        request: &ModelRequest,
+        tool_tokens: usize,
+    ) -> Result<TurnOutput, AgentError> {
+        crate::model::with_sampling_client(
+            self.tool_client.clone(),
+            self.model_turn_inner(request, tool_tokens),
+        )
+        .await
     }
 
-    async fn model_turn_inner(&self, request: &ModelRequest) -> Result<TurnOutput, AgentError> {
-        let trimmed = super::context::fit(request, self.inner.context_budget);
+    async fn model_turn_inner(
+        &self,
+        request: &ModelRequest,
+        tool_tokens: usize,
+    ) -> Result<TurnOutput, AgentError> {
+        let trimmed = super::context::fit(request, self.inner.context_budget, tool_tokens);
         let request = trimmed.as_ref().unwrap_or(request);
         let model = &self.inner.model;
         let mut stream = telemetry::traced_stream(

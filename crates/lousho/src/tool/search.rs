@@ -28,6 +28,7 @@ mod search_tool;
 mod tokens;
 
 pub(crate) use search_tool::SearchTool;
+pub(crate) use tokens::json_len;
 pub use tokens::{BYTES_PER_TOKEN, estimate_definition_tokens, estimate_tool_tokens};
 
 use super::ToolSpec;

@@ -7,7 +7,7 @@
 //! tool search pays off. The same rule as the context budget's.
 
 use super::super::ToolSpec;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Bytes per token in the estimate.
 pub const BYTES_PER_TOKEN: usize = 4;
@@ -15,10 +15,35 @@ pub const BYTES_PER_TOKEN: usize = 4;
 /// The estimated tokens of a definition with this name, description and
 /// input schema.
 pub fn estimate_definition_tokens(name: &str, description: &str, input_schema: &Value) -> usize {
-    let json = json!({ "name": name, "description": description, "input_schema": input_schema });
-    serde_json::to_vec(&json)
-        .map_or(0, |v| v.len())
-        .div_ceil(BYTES_PER_TOKEN)
+    #[derive(serde::Serialize)]
+    struct Definition<'a> {
+        name: &'a str,
+        description: &'a str,
+        input_schema: &'a Value,
+    }
+    let definition = Definition {
+        name,
+        description,
+        input_schema,
+    };
+    json_len(&definition).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// The length of `value`'s JSON, counted as it is written (nothing is
+/// cloned or kept).
+pub(crate) fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 /// The estimated tokens of `spec`'s definition as the model is sent it.

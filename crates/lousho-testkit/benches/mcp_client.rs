@@ -11,7 +11,10 @@
 //! `MCP_BENCH_CALLS` the sequential calls, default 2000;
 //! `MCP_BENCH_ROUNDS` the interleaved rounds whose median is shown, default 3;
 //! `MCP_BENCH_SERVER=fixture` points lousho's and rmcp's clients at the rmcp
-//! fixture server instead, to see a real server's share).
+//! fixture server instead, to see a real server's share;
+//! `MCP_BENCH_ONLY="stdio lousho"` runs only the subjects whose
+//! "transport client" starts with that text, and no big-message or connect
+//! rows — for profiling one client).
 
 #![allow(
     clippy::unwrap_used,
@@ -421,6 +424,15 @@ async fn main() {
     });
     subjects.push(("http", "raw (floor)", call));
 
+    let only = std::env::var("MCP_BENCH_ONLY").ok();
+    if let Some(only) = &only {
+        subjects.retain(|(t, c, _)| format!("{t} {c}").starts_with(only.as_str()));
+        for (t, c, call) in &subjects {
+            eprintln!("only {t} {c}");
+            measure(t, c, call.clone(), calls, window).await;
+        }
+        return;
+    }
     let mut runs: Vec<Vec<Row>> = subjects.iter().map(|_| Vec::new()).collect();
     for round in 1..=rounds {
         eprintln!("round {round}/{rounds}");

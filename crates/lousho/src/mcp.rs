@@ -110,6 +110,8 @@
 #[cfg(feature = "mcp-client")]
 pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+mod batch_writer;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;

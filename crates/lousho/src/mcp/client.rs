@@ -7,6 +7,7 @@ pub(crate) mod config;
 mod connect;
 mod connection;
 mod digest;
+mod direct_calls;
 mod elicitation;
 mod error;
 mod fingerprint;

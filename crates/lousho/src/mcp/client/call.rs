@@ -3,15 +3,16 @@
 //! and every failure put in words the model sees. Reconnects and OAuth
 //! retries belong to the connection ([`ManagedCalls`]).
 
+use super::direct_calls::{DirectCalls, Reply};
 use super::error::McpError;
-use super::replies::Replies;
+use super::live::Live;
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
 use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
     ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
@@ -57,7 +58,7 @@ pub(crate) async fn call_remote(
 ) -> Result<ToolOutput, ToolError> {
     match target {
         CallTarget::Peer { peer, timeout } => {
-            let outcome = call_on(peer, tool, arguments, *timeout, ctx, None, None).await;
+            let outcome = call_on(peer, None, tool, arguments, *timeout, ctx).await;
             outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
         CallTarget::Managed(conn) => conn.call_tool(tool, arguments, ctx).await,
@@ -174,19 +175,33 @@ impl Drop for CancelOnDrop {
 
 /// One `tools/call` in its MCP client span (`tools/call {tool}`), which
 /// carries the outcome and whose trace context goes in the request's `_meta`.
+/// With the connection's `live` state, its stdout watch fails the call on an
+/// oversized message and its direct lane carries the call when it has one.
 pub(crate) async fn call_on(
     peer: &Peer<RoleClient>,
+    live: Option<&Live>,
     tool: &str,
     arguments: serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
     ctx: &ToolContext,
-    noise: Option<&StdoutNoise>,
-    replies: Option<&Replies>,
 ) -> Result<ToolOutput, CallFailure> {
     let span = spans::mcp_client_call(tool);
-    let result = send_call(peer, tool, arguments, timeout, ctx, noise, replies, &span)
-        .instrument(span.clone())
-        .await;
+    let result = async {
+        let result = match live.and_then(Live::direct_calls) {
+            Some(direct) => {
+                let noise = live.and_then(|l| l.noise.as_ref());
+                send_direct(direct, tool, &arguments, timeout, ctx, noise, &span).await
+            }
+            None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
+        }?;
+        // A served lousho agent's model requests count in the caller's reply.
+        if let Some(sink) = &ctx.parent.usage {
+            sink.add(crate::mcp::usage_meta::usage_of(&result));
+        }
+        Ok(to_output(&result))
+    }
+    .instrument(span.clone())
+    .await;
     if !span.is_disabled() {
         record_outcome(&span, &result, timeout);
     }
@@ -222,20 +237,21 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The call through rmcp's service loop.
 async fn send_call(
     peer: &Peer<RoleClient>,
+    live: Option<&Live>,
     tool: &str,
     arguments: serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
     ctx: &ToolContext,
-    noise: Option<&StdoutNoise>,
-    replies: Option<&Replies>,
     span: &Span,
-) -> Result<ToolOutput, CallFailure> {
+) -> Result<CallToolResult, CallFailure> {
     if ctx.cancel.is_cancelled() {
         return Err(CallFailure::Cancelled);
     }
+    let noise = live.and_then(|l| l.noise.as_ref());
+    let replies = live.and_then(|l| l.replies.as_ref());
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
@@ -274,14 +290,56 @@ async fn send_call(
         (response, _) => response,
     };
     match response.map_err(CallFailure::Service)? {
-        ServerResult::CallToolResult(result) => {
-            // A served lousho agent's model requests count in the caller's reply.
-            if let Some(sink) = &ctx.parent.usage {
-                sink.add(crate::mcp::usage_meta::usage_of(&result));
-            }
-            Ok(to_output(&result))
-        }
+        ServerResult::CallToolResult(result) => Ok(result),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
+    }
+}
+
+/// The call on the connection's direct lane: written by the transport's
+/// writer, answered by its reader; the same timeout (restarted by progress),
+/// cancellation and failures as through rmcp.
+async fn send_direct(
+    direct: &DirectCalls,
+    tool: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    timeout: Duration,
+    ctx: &ToolContext,
+    noise: Option<&StdoutNoise>,
+    span: &Span,
+) -> Result<CallToolResult, CallFailure> {
+    if ctx.cancel.is_cancelled() {
+        return Err(CallFailure::Cancelled);
+    }
+    let meta = propagate::inject(span);
+    let oversize_before = noise.map(StdoutNoise::oversize_count);
+    let mut call = direct
+        .call(tool, arguments, meta.as_ref())
+        .map_err(CallFailure::Service)?;
+    if !span.is_disabled() {
+        span.record("jsonrpc.request.id", call.id.to_string().as_str());
+    }
+    // Dropped unanswered (cancelled, timed out, oversize), the call sends
+    // `notifications/cancelled` itself.
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let reply = loop {
+        tokio::select! {
+            biased;
+            r = &mut call.reply => break r,
+            () = ctx.cancel.cancelled() => return Err(CallFailure::Cancelled),
+            () = oversize(noise, oversize_before) => return Err(CallFailure::Oversize),
+            () = call.progress.notified() => {
+                deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
+            }
+            () = &mut deadline => return Err(CallFailure::Service(ServiceError::Timeout { timeout })),
+        }
+    };
+    match reply {
+        Ok(Reply::Result(result)) => Ok(result),
+        Ok(Reply::Error(error)) => Err(CallFailure::Service(ServiceError::McpError(error))),
+        Ok(Reply::Unexpected) => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
+        Ok(Reply::Invalid(reason)) => Err(CallFailure::InvalidResponse(reason)),
+        Err(_closed) => Err(CallFailure::Service(ServiceError::TransportClosed)),
     }
 }
 

@@ -501,14 +501,16 @@ impl Connection {
                 let stderr = process.stderr_buffer();
                 let noise = StdoutNoise::default();
                 let replies = Replies::default();
+                let child = ChildTransport::new(
+                    stdout,
+                    stdin,
+                    MAX_STDIO_MESSAGE,
+                    replies.clone(),
+                    noise.clone(),
+                );
+                let direct = child.direct_calls();
                 let transport = PeerRequestLimit::new(
-                    ChildTransport::new(
-                        stdout,
-                        stdin,
-                        MAX_STDIO_MESSAGE,
-                        replies.clone(),
-                        noise.clone(),
-                    ),
+                    child,
                     Overflow::Wait,
                     self.entry.max_server_requests,
                 );
@@ -521,7 +523,8 @@ impl Connection {
                 let failure = match handshake {
                     Ok(Ok(service)) => {
                         let live = Live::new(service, handler, Some(process), Some(noise))
-                            .with_replies(replies);
+                            .with_replies(replies)
+                            .with_direct_calls(direct);
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {

@@ -1,6 +1,7 @@
 //! One live connection to a server: the rmcp service (shared for calls), the
 //! child process when stdio, the tool-list refresh task, and diagnostics.
 
+use super::direct_calls::DirectCalls;
 use super::handler::Handler;
 use super::process::StdioProcess;
 use super::replies::Replies;
@@ -27,6 +28,9 @@ pub(crate) struct Live {
     pub(crate) noise: Option<StdoutNoise>,
     /// Invalid replies the transport turned into errors.
     pub(crate) replies: Option<Replies>,
+    /// `tools/call` without rmcp's service loop (stdio sessions with a
+    /// handshake).
+    direct: Option<DirectCalls>,
     pub(crate) handler: Handler,
     /// The count of list-changed notifications whose refresh is done.
     pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -50,6 +54,7 @@ impl Live {
             stderr,
             noise,
             replies: None,
+            direct: None,
             handler,
             refreshed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
@@ -59,6 +64,23 @@ impl Live {
     pub(crate) fn with_replies(mut self, replies: Replies) -> Self {
         self.replies = Some(replies);
         self
+    }
+
+    /// Sends tool calls through `direct` when the session allows it (a
+    /// protocol version with an `initialize` handshake: later ones need the
+    /// per-request metadata rmcp adds).
+    pub(crate) fn with_direct_calls(mut self, direct: DirectCalls) -> Self {
+        let handshake = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize());
+        self.direct = handshake.then_some(direct);
+        self
+    }
+
+    /// The direct-call lane, when the session has one.
+    pub(crate) fn direct_calls(&self) -> Option<&DirectCalls> {
+        self.direct.as_ref()
     }
 
     /// The peer, for requests.

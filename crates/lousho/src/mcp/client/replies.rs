@@ -76,13 +76,7 @@ impl Replies {
         body: &[u8],
         error: &serde_json::Error,
     ) -> Option<ServerJsonRpcMessage> {
-        let id = match serde_json::from_slice::<Envelope>(body) {
-            Ok(Envelope {
-                id: Some(id),
-                method: None,
-            }) => id,
-            _ => return None,
-        };
+        let id = reply_id(body)?;
         let reason = reason(body, error);
         {
             let mut state = self.lock();
@@ -112,10 +106,22 @@ impl Replies {
     }
 }
 
+/// The id of a message that is a reply (an `id`, no `method`), read even
+/// when the message itself cannot be.
+pub(crate) fn reply_id(body: &[u8]) -> Option<RequestId> {
+    match serde_json::from_slice::<Envelope>(body) {
+        Ok(Envelope {
+            id: Some(id),
+            method: None,
+        }) => Some(id),
+        _ => None,
+    }
+}
+
 /// What is wrong with a reply, as precisely as can be said: the JSON error
 /// (too deep, a number out of range) when it is not JSON serde can read;
 /// otherwise which member is missing or mistyped.
-fn reason(body: &[u8], error: &serde_json::Error) -> String {
+pub(crate) fn reason(body: &[u8], error: &serde_json::Error) -> String {
     let value = match serde_json::from_slice::<serde_json::Value>(body) {
         Ok(value) => value,
         Err(e) => return e.to_string(),

@@ -7,57 +7,79 @@
 //! first non-JSON one is kept for error messages, [`StdoutNoise`]). Lines
 //! over the limit are dropped and counted (the call waiting for one fails).
 //!
-//! `close` ends a write the server does not read: it never waits on a full
-//! pipe.
+//! Writes go through one writer task ([`BatchWriter`]), which also carries
+//! the [`DirectCalls`] of the connection, whose replies this transport hands
+//! over before rmcp sees them. `close` ends a write the server does not
+//! read: it never waits on a full pipe.
 
+use super::direct_calls::DirectCalls;
 use super::replies::{Replies, request_id};
 use super::stdout_watch::StdoutNoise;
+use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::future::Future;
 use std::io;
-use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// The stdio transport of one server.
-pub(crate) struct ChildTransport<R, W> {
+pub(crate) struct ChildTransport<R> {
     reader: LineReader<R>,
-    write: Arc<tokio::sync::Mutex<Option<W>>>,
-    closed: CancellationToken,
+    out: BatchWriter,
+    writer: Option<JoinHandle<io::Result<()>>>,
+    abandon: CancellationToken,
+    direct: DirectCalls,
     replies: Replies,
     noise: StdoutNoise,
 }
 
-impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
+impl<R: AsyncRead + Unpin> ChildTransport<R> {
     /// Reads from `read` (the server's stdout), writes to `write` (its
     /// stdin); reports invalid replies to `replies`, other lines to `noise`.
-    pub(crate) fn new(
+    pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(
         read: R,
         write: W,
         max_line_bytes: usize,
         replies: Replies,
         noise: StdoutNoise,
     ) -> Self {
+        let abandon = CancellationToken::new();
+        let (out, writer) = BatchWriter::spawn(write, abandon.clone());
         Self {
             reader: LineReader::new(read, max_line_bytes, 0),
-            write: Arc::new(tokio::sync::Mutex::new(Some(write))),
-            closed: CancellationToken::new(),
+            direct: DirectCalls::new(out.clone()),
+            out,
+            writer: Some(writer),
+            abandon,
             replies,
             noise,
         }
     }
 
+    /// The direct `tools/call`s written and answered through this transport.
+    pub(crate) fn direct_calls(&self) -> DirectCalls {
+        self.direct.clone()
+    }
+
     /// The message on the line just read, if it is one to deliver.
     fn parse(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
+        if self.direct.waiting() && self.direct.deliver(line) {
+            return None;
+        }
         match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
             Ok(message) => {
+                let message = self.direct.route(message)?;
                 self.replies.received(&message);
                 Some(message)
             }
             Err(e) => {
+                if self.direct.deliver_invalid(line, &e) {
+                    return None;
+                }
                 let answer = self.replies.invalid(line, &e);
                 if answer.is_none() {
                     self.noise.record_line(line);
@@ -69,10 +91,16 @@ impl<R: AsyncRead + Unpin, W> ChildTransport<R, W> {
     }
 }
 
-impl<R, W> Transport<RoleClient> for ChildTransport<R, W>
+impl<R> Drop for ChildTransport<R> {
+    fn drop(&mut self) {
+        self.direct.close();
+        self.abandon.cancel();
+    }
+}
+
+impl<R> Transport<RoleClient> for ChildTransport<R>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = io::Error;
 
@@ -83,30 +111,19 @@ where
         if let Some(id) = request_id(&item) {
             self.replies.sent(id);
         }
-        let bytes = serde_json::to_vec(&item).map(|mut b| {
-            b.push(b'\n');
-            b
-        });
-        let write = self.write.clone();
-        let closed = self.closed.clone();
-        async move {
-            let bytes = bytes.map_err(io::Error::other)?;
-            let closing = || io::Error::new(io::ErrorKind::NotConnected, "the transport is closed");
-            let mut guard = tokio::select! {
-                guard = write.lock() => guard,
-                () = closed.cancelled() => return Err(closing()),
-            };
-            let Some(w) = guard.as_mut() else {
-                return Err(closing());
-            };
-            tokio::select! {
-                written = async {
-                    w.write_all(&bytes).await?;
-                    w.flush().await
-                } => written,
-                () = closed.cancelled() => Err(closing()),
-            }
-        }
+        let queued = serde_json::to_vec(&item)
+            .map_err(io::Error::other)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                self.out.queue(bytes)
+            })
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::BrokenPipe => {
+                    io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")
+                }
+                _ => e,
+            });
+        std::future::ready(queued)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
@@ -121,9 +138,13 @@ where
                     );
                     continue;
                 }
-                ReadLine::Eof => return None,
+                ReadLine::Eof => {
+                    self.direct.close();
+                    return None;
+                }
                 ReadLine::Failed(e) => {
                     tracing::debug!(error = %e, "cannot read the MCP server's stdout");
+                    self.direct.close();
                     return None;
                 }
             }
@@ -136,11 +157,13 @@ where
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
-        // Writes stuck on a server that stopped reading give up the lock.
-        self.closed.cancel();
-        let mut write = self.write.lock().await;
-        if let Some(mut w) = write.take() {
-            let _ = w.shutdown().await;
+        // What can still be written goes out; a write stuck on a server that
+        // stopped reading is given up.
+        self.direct.close();
+        self.out.close();
+        self.abandon.cancel();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.await;
         }
         Ok(())
     }
@@ -194,9 +217,9 @@ mod tests {
             Replies::default(),
             StdoutNoise::default(),
         );
-        let stuck = tokio::spawn(t.send(call(1)));
+        t.send(call(1)).await.expect("queued");
         tokio::task::yield_now().await;
         t.close().await.expect("closed");
-        assert!(stuck.await.expect("joined").is_err());
+        assert!(t.send(call(2)).await.is_err(), "closed");
     }
 }

@@ -6,11 +6,10 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use crate::mcp::batch_writer::BatchWriter;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 mod framing;
 
@@ -79,7 +78,7 @@ pub(crate) fn open() -> (StdinReader, BatchWriter, JoinHandle<io::Result<()>>) {
         tracing::debug!(?kinds, "stdio: opened");
         (reader, writer)
     };
-    let (writer, task) = BatchWriter::spawn(writer);
+    let (writer, task) = BatchWriter::spawn(writer, CancellationToken::new());
     (reader, writer, task)
 }
 
@@ -87,88 +86,4 @@ fn socket(fd: OwnedFd) -> io::Result<tokio::net::UnixStream> {
     let std = std::os::unix::net::UnixStream::from(fd);
     std.set_nonblocking(true)?;
     tokio::net::UnixStream::from_std(std)
-}
-
-/// An `AsyncWrite` that hands each write to a background task, which writes
-/// everything queued at once and flushes only when the queue is empty. rmcp
-/// flushes after every message; here that flush is free.
-pub(crate) struct BatchWriter {
-    tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
-}
-
-impl BatchWriter {
-    /// Starts the writer task; await its handle after the service stops so the
-    /// last responses reach stdout.
-    pub(crate) fn spawn<W>(mut out: W) -> (Self, JoinHandle<io::Result<()>>)
-    where
-        W: AsyncWrite + Send + Unpin + 'static,
-    {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let task = tokio::spawn(async move {
-            let mut batch: Vec<u8> = Vec::with_capacity(64 * 1024);
-            while let Some(first) = rx.recv().await {
-                batch.clear();
-                batch.extend_from_slice(&first);
-                while let Ok(more) = rx.try_recv() {
-                    batch.extend_from_slice(&more);
-                }
-                out.write_all(&batch).await?;
-                if rx.is_empty() {
-                    out.flush().await?;
-                }
-                if batch.capacity() > 1024 * 1024 {
-                    batch = Vec::with_capacity(64 * 1024);
-                }
-            }
-            out.flush().await?;
-            out.shutdown().await.or_else(|e| match e.kind() {
-                io::ErrorKind::BrokenPipe | io::ErrorKind::NotConnected => Ok(()),
-                _ => Err(e),
-            })
-        });
-        (Self { tx: Some(tx) }, task)
-    }
-}
-
-impl BatchWriter {
-    /// Queues whole bytes (a message line) for stdout.
-    pub(crate) fn queue(&self, bytes: Vec<u8>) -> io::Result<()> {
-        match &self.tx {
-            Some(tx) if tx.send(bytes).is_ok() => Ok(()),
-            _ => Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "stdout is closed",
-            )),
-        }
-    }
-
-    /// Stops taking writes; the writer task ends once the queue is written.
-    pub(crate) fn close(&mut self) {
-        self.tx = None;
-    }
-}
-
-impl AsyncWrite for BatchWriter {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &self.tx {
-            Some(tx) if tx.send(buf.to_vec()).is_ok() => Poll::Ready(Ok(buf.len())),
-            _ => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "stdout is closed",
-            ))),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.tx = None;
-        Poll::Ready(Ok(()))
-    }
 }

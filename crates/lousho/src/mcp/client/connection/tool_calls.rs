@@ -37,16 +37,7 @@ impl ManagedCalls for Connection {
             )));
         }
         let timeout = self.call_timeout();
-        let outcome = call_on(
-            live.peer(),
-            tool,
-            arguments.clone(),
-            timeout,
-            ctx,
-            live.noise.as_ref(),
-            live.replies.as_ref(),
-        )
-        .await;
+        let outcome = call_on(live.peer(), Some(&live), tool, arguments.clone(), timeout, ctx).await;
         match outcome {
             Ok(out) => {
                 // A tool that changed the server's tool list: let the new
@@ -108,17 +99,7 @@ impl Connection {
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = self.call_timeout();
-            let replies = live.replies.as_ref();
-            match call_on(
-                live.peer(),
-                tool,
-                arguments.clone(),
-                timeout,
-                ctx,
-                None,
-                replies,
-            )
-            .await
+            match call_on(live.peer(), Some(&live), tool, arguments.clone(), timeout, ctx).await
             {
                 Ok(out) => return Ok(out),
                 Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,

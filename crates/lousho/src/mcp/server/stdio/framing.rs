@@ -8,7 +8,7 @@
 //! official SDKs do, so two peers never trade errors forever.
 
 use super::super::recover_id::recover_id;
-use super::BatchWriter;
+use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;

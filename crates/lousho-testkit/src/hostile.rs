@@ -3,9 +3,9 @@
 //! `lousho-fixture-mcp malformed|ping-flood` modes) and over Streamable HTTP
 //! in-process ([`serve_http`]).
 //!
-//! - **malformed**: `tools/call` of `deep` answers with a result nested 200
-//!   levels, `no_result` with neither `result` nor `error`, `bad_error` with
-//!   `"error": "boom"`, `huge_number` with `1e999` in the result; `echo`
+//! - **malformed**: `tools/call` of `deep` answers with a result whose
+//!   `structuredContent` is nested 200 levels, `no_result` with neither `result` nor `error`, `bad_error` with
+//!   `"error": "boom"`, `huge_number` with `1e999` in its `structuredContent`; `echo`
 //!   answers properly (the connection stays usable).
 //! - **ping-flood**: `tools/call` of `flood` (`{"count": n}`, default
 //!   100 000) sends `n` pings first, reading the client's answers meanwhile,
@@ -46,7 +46,7 @@ pub fn malformed_answer(request: &Value) -> Option<String> {
             ok(json!({ "tools": tools }))
         }
         ("tools/call", Some("deep")) => format!(
-            r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{"content":[],"x":{}{}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{"content":[],"structuredContent":{}{}}}}}"#,
             "[".repeat(200),
             "]".repeat(200)
         ),
@@ -55,7 +55,7 @@ pub fn malformed_answer(request: &Value) -> Option<String> {
             format!(r#"{{"jsonrpc":"2.0","id":{id_text},"error":"boom"}}"#)
         }
         ("tools/call", Some("huge_number")) => format!(
-            r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{"content":[],"n":1e999}}}}"#
+            r#"{{"jsonrpc":"2.0","id":{id_text},"result":{{"content":[],"structuredContent":{{"n":1e999}}}}}}"#
         ),
         ("tools/call", _) => ok(json!({"content": [{"type": "text", "text": "fine"}]})),
         ("ping", _) => ok(json!({})),

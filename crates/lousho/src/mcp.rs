@@ -107,10 +107,10 @@
 //! ```
 
 // The modules are private: the flat re-exports below are the one path.
-#[cfg(feature = "mcp-client")]
-pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod batch_writer;
+#[cfg(feature = "mcp-client")]
+pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
 #[cfg(feature = "mcp-server")]

@@ -25,7 +25,10 @@ impl BatchWriter {
     /// await its handle so the last messages get out. When `abandon` is
     /// cancelled the task ends at once, even in a write the reader never
     /// takes (a server that stopped reading its stdin).
-    pub(crate) fn spawn<W>(mut out: W, abandon: CancellationToken) -> (Self, JoinHandle<io::Result<()>>)
+    pub(crate) fn spawn<W>(
+        mut out: W,
+        abandon: CancellationToken,
+    ) -> (Self, JoinHandle<io::Result<()>>)
     where
         W: AsyncWrite + Send + Unpin + 'static,
     {

@@ -509,11 +509,8 @@ impl Connection {
                     noise.clone(),
                 );
                 let direct = child.direct_calls();
-                let transport = PeerRequestLimit::new(
-                    child,
-                    Overflow::Wait,
-                    self.entry.max_server_requests,
-                );
+                let transport =
+                    PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests);
                 let handshake = tokio::time::timeout(
                     timeout,
                     handler.clone().serve_with_lifecycle(transport, lifecycle),

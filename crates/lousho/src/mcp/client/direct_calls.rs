@@ -325,7 +325,10 @@ mod tests {
     }
 
     fn args() -> JsonObject {
-        serde_json::json!({"text": "hi"}).as_object().cloned().unwrap_or_default()
+        serde_json::json!({"text": "hi"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
     }
 
     #[tokio::test]
@@ -346,7 +349,10 @@ mod tests {
         // rmcp's read of the same line is the request rmcp would have sent.
         let parsed: rmcp::model::ClientJsonRpcMessage =
             serde_json::from_slice(&buf[..n]).expect("an MCP request");
-        assert!(matches!(parsed, rmcp::model::ClientJsonRpcMessage::Request(_)));
+        assert!(matches!(
+            parsed,
+            rmcp::model::ClientJsonRpcMessage::Request(_)
+        ));
 
         assert!(!calls.deliver(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#));
         let reply = format!(
@@ -402,8 +408,30 @@ mod tests {
         let e = serde_json::from_str::<ServerJsonRpcMessage>(&bad).expect_err("invalid");
         assert!(calls.deliver_invalid(bad.as_bytes(), &e));
         match (&mut c.reply).await {
-            Ok(Reply::Invalid(why)) => assert!(why.contains("not a JSON-RPC error object"), "{why}"),
+            Ok(Reply::Invalid(why)) => {
+                assert!(why.contains("not a JSON-RPC error object"), "{why}")
+            }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn members_a_tool_result_does_not_have_are_skipped_unread() {
+        // Only what CallToolResult holds is read: an unknown member nested
+        // past serde's depth limit, or a number past f64, does not fail the
+        // call (rmcp's buffered reading fails on both).
+        let (calls, _server) = calls();
+        for extra in [
+            format!("{}{}", "[".repeat(200), "]".repeat(200)),
+            "1e999".to_owned(),
+        ] {
+            let mut call = calls.call("t", &args(), None).expect("sent");
+            let reply = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[],"x":{extra}}}}}"#,
+                call.id
+            );
+            assert!(calls.deliver(reply.as_bytes()));
+            assert!(matches!((&mut call.reply).await, Ok(Reply::Result(_))));
         }
     }
 
@@ -416,7 +444,11 @@ mod tests {
         assert!(!calls.waiting(), "a dropped call leaves nothing behind");
         let mut lines = tokio::io::BufReader::new(server).lines();
         let _call = lines.next_line().await.expect("read").expect("the call");
-        let cancel = lines.next_line().await.expect("read").expect("the cancellation");
+        let cancel = lines
+            .next_line()
+            .await
+            .expect("read")
+            .expect("the cancellation");
         let cancel: rmcp::model::ClientJsonRpcMessage =
             serde_json::from_str(&cancel).expect("an MCP notification");
         let rmcp::model::ClientJsonRpcMessage::Notification(n) = cancel else {
@@ -427,7 +459,10 @@ mod tests {
         };
         assert_eq!(c.params.request_id, Some(NumberOrString::Number(id)));
         let answered = calls.call("t", &args(), None).expect("sent");
-        let reply = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#, answered.id);
+        let reply = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#,
+            answered.id
+        );
         assert!(calls.deliver(reply.as_bytes()));
         drop(answered);
         let mut waiting = calls.call("t", &args(), None).expect("sent");

@@ -3,15 +3,16 @@
 //! tokio's blocking-pool stdin/stdout, and a writer that batches responses
 //! into one write whenever several are queued.
 
+use crate::mcp::batch_writer::BatchWriter;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
-use crate::mcp::batch_writer::BatchWriter;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 mod framing;
+mod typed_call;
 
 pub(crate) use framing::LineTransport;
 

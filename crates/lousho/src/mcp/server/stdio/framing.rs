@@ -8,6 +8,7 @@
 //! official SDKs do, so two peers never trade errors forever.
 
 use super::super::recover_id::recover_id;
+use super::typed_call::read_call;
 use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -52,6 +53,9 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// Parses a complete line: `Some` to deliver it, `None` when it was
     /// answered, ignored or logged instead.
     fn parse(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
+        if let Some(call) = read_call(line) {
+            return Some(call);
+        }
         let err = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
             Ok(message) => return Some(message),
             Err(e) => e,

@@ -58,7 +58,7 @@ pub(crate) async fn call_remote(
 ) -> Result<ToolOutput, ToolError> {
     match target {
         CallTarget::Peer { peer, timeout } => {
-            let outcome = call_on(peer, None, tool, arguments, *timeout, ctx).await;
+            let outcome = call_on(peer, None, tool, &arguments, *timeout, ctx).await;
             outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
         CallTarget::Managed(conn) => conn.call_tool(tool, arguments, ctx).await,
@@ -181,7 +181,7 @@ pub(crate) async fn call_on(
     peer: &Peer<RoleClient>,
     live: Option<&Live>,
     tool: &str,
-    arguments: serde_json::Map<String, serde_json::Value>,
+    arguments: &serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, CallFailure> {
@@ -190,7 +190,7 @@ pub(crate) async fn call_on(
         let result = match live.and_then(Live::direct_calls) {
             Some(direct) => {
                 let noise = live.and_then(|l| l.noise.as_ref());
-                send_direct(direct, tool, &arguments, timeout, ctx, noise, &span).await
+                send_direct(direct, tool, arguments, timeout, ctx, noise, &span).await
             }
             None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
         }?;
@@ -198,7 +198,7 @@ pub(crate) async fn call_on(
         if let Some(sink) = &ctx.parent.usage {
             sink.add(crate::mcp::usage_meta::usage_of(&result));
         }
-        Ok(to_output(&result))
+        Ok(to_output(result))
     }
     .instrument(span.clone())
     .await;
@@ -242,7 +242,7 @@ async fn send_call(
     peer: &Peer<RoleClient>,
     live: Option<&Live>,
     tool: &str,
-    arguments: serde_json::Map<String, serde_json::Value>,
+    arguments: &serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
     ctx: &ToolContext,
     span: &Span,
@@ -252,7 +252,7 @@ async fn send_call(
     }
     let noise = live.and_then(|l| l.noise.as_ref());
     let replies = live.and_then(|l| l.replies.as_ref());
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
     options.meta = propagate::inject(span);

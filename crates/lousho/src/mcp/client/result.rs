@@ -3,19 +3,23 @@
 //! `isError: true` becomes an error result.
 
 use crate::tool::{Content, ToolOutput};
+use rmcp::model::ContentBlock;
 use serde_json::Value;
 
-/// Maps a result's JSON (the wire shape) to a tool output.
-pub(crate) fn to_output(result: &rmcp::model::CallToolResult) -> ToolOutput {
+/// Maps a result to a tool output: text moves over as it is, other blocks
+/// go through their JSON (the wire shape).
+pub(crate) fn to_output(result: rmcp::model::CallToolResult) -> ToolOutput {
     let content = result
         .content
-        .iter()
-        .filter_map(|block| serde_json::to_value(block).ok())
-        .map(content_from_wire)
+        .into_iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) => Some(Content::Text { text: t.text }),
+            other => serde_json::to_value(&other).ok().map(content_from_wire),
+        })
         .collect();
     ToolOutput {
         content,
-        structured: result.structured_content.clone(),
+        structured: result.structured_content,
         is_error: result.is_error == Some(true),
     }
 }
@@ -83,7 +87,7 @@ mod tests {
             "isError": true
         }))
         .unwrap();
-        let out = to_output(&r);
+        let out = to_output(r);
         assert!(out.is_error);
         assert_eq!(out.structured, Some(json!({"n": 1})));
         assert_eq!(out.content[0], Content::text("hi"));

@@ -41,7 +41,7 @@ impl ManagedCalls for Connection {
             live.peer(),
             Some(&live),
             tool,
-            arguments.clone(),
+            &arguments,
             timeout,
             ctx,
         )
@@ -111,7 +111,7 @@ impl Connection {
                 live.peer(),
                 Some(&live),
                 tool,
-                arguments.clone(),
+                &arguments,
                 timeout,
                 ctx,
             )

@@ -37,15 +37,7 @@ impl ManagedCalls for Connection {
             )));
         }
         let timeout = self.call_timeout();
-        let outcome = call_on(
-            live.peer(),
-            Some(&live),
-            tool,
-            &arguments,
-            timeout,
-            ctx,
-        )
-        .await;
+        let outcome = call_on(live.peer(), Some(&live), tool, &arguments, timeout, ctx).await;
         match outcome {
             Ok(out) => {
                 // A tool that changed the server's tool list: let the new
@@ -107,16 +99,7 @@ impl Connection {
                 Err(e) => return Ok(ToolOutput::error(e.to_string())),
             };
             let timeout = self.call_timeout();
-            match call_on(
-                live.peer(),
-                Some(&live),
-                tool,
-                &arguments,
-                timeout,
-                ctx,
-            )
-            .await
-            {
+            match call_on(live.peer(), Some(&live), tool, &arguments, timeout, ctx).await {
                 Ok(out) => return Ok(out),
                 Err(CallFailure::Service(e)) if challenge_of(&e).is_some() => error = e,
                 Err(failure) => return failure.into_output(server, tool, timeout, None),

@@ -10,23 +10,26 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--http") {
-        let app = axum::Router::new().route(
-            "/mcp",
-            axum::routing::post(|body: Bytes| async move {
-                match answer(&body) {
-                    Some(out) => (
-                        axum::http::StatusCode::OK,
-                        [("content-type", "application/json")],
-                        out,
-                    ),
-                    None => (
-                        axum::http::StatusCode::ACCEPTED,
-                        [("content-type", "application/json")],
-                        Vec::new(),
-                    ),
-                }
-            }),
-        );
+        let app = axum::Router::new()
+            .route(
+                "/mcp",
+                axum::routing::post(|body: Bytes| async move {
+                    match answer(&body) {
+                        Some(out) => (
+                            axum::http::StatusCode::OK,
+                            [("content-type", "application/json")],
+                            out,
+                        ),
+                        None => (
+                            axum::http::StatusCode::ACCEPTED,
+                            [("content-type", "application/json")],
+                            Vec::new(),
+                        ),
+                    }
+                }),
+            )
+            // Big-message rows send up to 8 MiB (axum's default limit is 2 MB).
+            .layer(axum::extract::DefaultBodyLimit::max(64 << 20));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         println!("listening on http://{}/mcp", listener.local_addr()?);
         axum::serve(listener, app).await?;

@@ -1,7 +1,9 @@
 //! The serve benchmark: `tools/call` of a trivial `echo` tool served by
 //! lousho (`lousho-test-server`), a plain rmcp 3.11 server, the official
 //! TypeScript SDK server (Node) and a no-MCP floor, over stdio and HTTP,
-//! driven by one raw client; plus cold start and idle RSS. Prints tables.
+//! driven by one raw client; big messages (one echo round trip of 64 KiB,
+//! 1 MiB and 8 MiB of text, stdio and HTTP); plus cold start and idle RSS.
+//! Prints tables.
 //!
 //! ```sh
 //! ./interop/install.sh
@@ -366,6 +368,114 @@ async fn bench_http(s: &Server, secs: f64) -> Result<Stats, BoxError> {
     Ok(stats)
 }
 
+/// The sizes of the big-message rows, with the round trips timed at each.
+const BIG: [(usize, &str, usize); 3] = [
+    (64 << 10, "64 KiB", 20),
+    (1 << 20, "1 MiB", 10),
+    (8 << 20, "8 MiB", 4),
+];
+
+fn big_call(id: u64, text: &str) -> Vec<u8> {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"text\":\"{text}\"}}}}}}\n"
+    )
+    .into_bytes()
+}
+
+/// The median echo round trip (ms) at each [`BIG`] size over stdio; `None`
+/// where the server failed it (an error reply, or it closed).
+async fn big_stdio(s: &Server) -> Result<Vec<Option<f64>>, BoxError> {
+    let mut peer = StdioPeer::spawn(s).await?;
+    peer.init().await?;
+    let mut medians = Vec::new();
+    for (bytes, _, n) in BIG {
+        let text = "x".repeat(bytes);
+        let mut lat = Vec::new();
+        // The first round trip warms up (buffers grown); not timed.
+        for i in 0..=n {
+            let t = Instant::now();
+            peer.stdin.write_all(&big_call(i as u64 + 1, &text)).await?;
+            match peer.read_line().await {
+                Ok(line) if line.len() > bytes => {}
+                _ => break,
+            }
+            if i > 0 {
+                lat.push(t.elapsed());
+            }
+        }
+        medians.push((lat.len() == n).then(|| percentile(&mut lat, 0.5) / 1e3));
+    }
+    drop(peer.stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(3), peer.child.wait()).await;
+    Ok(medians)
+}
+
+/// The same over stateless HTTP (one POST per round trip).
+async fn big_http(s: &Server) -> Result<Vec<Option<f64>>, BoxError> {
+    let mut peer = HttpPeer::spawn(s).await?;
+    let client = reqwest::Client::new();
+    let mut medians = Vec::new();
+    for (bytes, _, n) in BIG {
+        let text = "x".repeat(bytes);
+        let mut lat = Vec::new();
+        for i in 0..=n {
+            let t = Instant::now();
+            let reply = client
+                .post(&peer.url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-11-25")
+                .body(big_call(i as u64 + 1, &text))
+                .send()
+                .await;
+            let body = match reply {
+                Ok(r) => r.bytes().await.ok(),
+                Err(_) => None,
+            };
+            if !body.is_some_and(|b| b.len() > bytes) {
+                break;
+            }
+            if i > 0 {
+                lat.push(t.elapsed());
+            }
+        }
+        medians.push((lat.len() == n).then(|| percentile(&mut lat, 0.5) / 1e3));
+    }
+    let _ = peer.child.kill().await;
+    Ok(medians)
+}
+
+/// The big-message table: per size and transport, each server's median
+/// round trip over the rounds and its ratio to the floor's.
+fn print_big(names: &[&str], stdio: &[Vec<Vec<Option<f64>>>], http: &[Vec<Vec<Option<f64>>>]) {
+    println!("\n### big messages: one `echo` round trip of the text, median over rounds\n");
+    println!("| size | transport | server | round trip ms | vs floor |");
+    println!("| --- | --- | --- | ---: | ---: |");
+    let floor = names.len() - 1;
+    for (b, (_, label, _)) in BIG.iter().enumerate() {
+        for (transport, runs) in [("stdio", stdio), ("http", http)] {
+            // runs[server][round][size]
+            let at = |server: usize| -> Option<f64> {
+                let v: Option<Vec<f64>> = runs[server].iter().map(|round| round[b]).collect();
+                v.map(median)
+            };
+            let floor_ms = at(floor);
+            for (i, n) in names.iter().enumerate() {
+                match (at(i), floor_ms) {
+                    (Some(ms), Some(f)) => {
+                        println!("| {label} | {transport} | {n} | {ms:.2} | {:.2}× |", ms / f);
+                    }
+                    (Some(ms), None) => println!("| {label} | {transport} | {n} | {ms:.2} | — |"),
+                    (None, _) => println!("| {label} | {transport} | {n} | refused | — |"),
+                }
+            }
+        }
+    }
+    println!(
+        "\nrefused: no full echo came back (over HTTP, lousho and rmcp answer a body over their 4 MiB default cap with 413; lousho's `HttpOptions::max_body_bytes` raises it)"
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -424,9 +534,20 @@ fn main() -> Result<(), BoxError> {
                 }
             }
         }
+        // Big messages, the servers taking turns round by round.
+        let mut big_s: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); list.len()];
+        let mut big_h: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); list.len()];
+        for round in 0..rounds {
+            eprintln!("big messages, round {}/{rounds}", round + 1);
+            for (i, s) in list.iter().enumerate() {
+                big_s[i].push(big_stdio(s).await?);
+                big_h[i].push(big_http(s).await?);
+            }
+        }
         println!("# serve benchmark ({} cores, {rounds} rounds × {secs} s)", std::thread::available_parallelism().map_or(0, |n| n.get()));
         print_table("stdio", &names, &stdio);
         print_table("Streamable HTTP (stateless, JSON)", &names, &http);
+        print_big(&names, &big_s, &big_h);
         println!("\n### cold start (spawn → first tools/list answered, stdio, median of 5) and idle RSS\n");
         println!("| server | cold start ms | idle RSS MiB |");
         println!("| --- | ---: | ---: |");

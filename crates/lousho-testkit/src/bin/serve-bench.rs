@@ -432,7 +432,7 @@ async fn big_http(s: &Server) -> Result<Vec<Option<f64>>, BoxError> {
                 Ok(r) => r.bytes().await.ok(),
                 Err(_) => None,
             };
-            if !body.is_some_and(|b| b.len() > bytes) {
+            if body.is_none_or(|b| b.len() <= bytes) {
                 break;
             }
             if i > 0 {

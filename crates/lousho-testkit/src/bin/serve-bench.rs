@@ -382,29 +382,49 @@ fn big_call(id: u64, text: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// The median echo round trip (ms) at each [`BIG`] size over stdio; `None`
-/// where the server failed it (an error reply, or it closed).
+/// The median of `n` timed echo round trips of `bytes` (ms), after one
+/// untimed warm-up (buffers grown); `one(id)` makes a round trip and returns
+/// the reply's length. `None` when a reply is not a full echo (an error, a
+/// refused body, a closed connection).
+async fn median_round_trip<F, Fut>(n: usize, bytes: usize, mut one: F) -> Option<f64>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: std::future::Future<Output = Option<usize>>,
+{
+    let mut lat = Vec::new();
+    for i in 0..=n {
+        let t = Instant::now();
+        if one(i as u64 + 1).await? <= bytes {
+            return None;
+        }
+        if i > 0 {
+            lat.push(t.elapsed());
+        }
+    }
+    Some(percentile(&mut lat, 0.5) / 1e3)
+}
+
+/// The median echo round trip (ms) at each [`BIG`] size over stdio.
 async fn big_stdio(s: &Server) -> Result<Vec<Option<f64>>, BoxError> {
     let mut peer = StdioPeer::spawn(s).await?;
     peer.init().await?;
+    let shared = tokio::sync::Mutex::new(peer);
     let mut medians = Vec::new();
     for (bytes, _, n) in BIG {
         let text = "x".repeat(bytes);
-        let mut lat = Vec::new();
-        // The first round trip warms up (buffers grown); not timed.
-        for i in 0..=n {
-            let t = Instant::now();
-            peer.stdin.write_all(&big_call(i as u64 + 1, &text)).await?;
-            match peer.read_line().await {
-                Ok(line) if line.len() > bytes => {}
-                _ => break,
-            }
-            if i > 0 {
-                lat.push(t.elapsed());
-            }
-        }
-        medians.push((lat.len() == n).then(|| percentile(&mut lat, 0.5) / 1e3));
+        medians.push(
+            median_round_trip(n, bytes, |id| {
+                let (line, shared) = (big_call(id, &text), &shared);
+                async move {
+                    let mut peer = shared.lock().await;
+                    peer.stdin.write_all(&line).await.ok()?;
+                    peer.read_line().await.ok().map(<[u8]>::len)
+                }
+            })
+            .await,
+        );
     }
+    let mut peer = shared.into_inner();
     drop(peer.stdin);
     let _ = tokio::time::timeout(Duration::from_secs(3), peer.child.wait()).await;
     Ok(medians)
@@ -417,29 +437,19 @@ async fn big_http(s: &Server) -> Result<Vec<Option<f64>>, BoxError> {
     let mut medians = Vec::new();
     for (bytes, _, n) in BIG {
         let text = "x".repeat(bytes);
-        let mut lat = Vec::new();
-        for i in 0..=n {
-            let t = Instant::now();
-            let reply = client
-                .post(&peer.url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-11-25")
-                .body(big_call(i as u64 + 1, &text))
-                .send()
-                .await;
-            let body = match reply {
-                Ok(r) => r.bytes().await.ok(),
-                Err(_) => None,
-            };
-            if body.is_none_or(|b| b.len() <= bytes) {
-                break;
-            }
-            if i > 0 {
-                lat.push(t.elapsed());
-            }
-        }
-        medians.push((lat.len() == n).then(|| percentile(&mut lat, 0.5) / 1e3));
+        medians.push(
+            median_round_trip(n, bytes, |id| {
+                let post = client
+                    .post(&peer.url)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("mcp-protocol-version", "2025-11-25")
+                    .body(big_call(id, &text))
+                    .send();
+                async move { post.await.ok()?.bytes().await.ok().map(|b| b.len()) }
+            })
+            .await,
+        );
     }
     let _ = peer.child.kill().await;
     Ok(medians)

@@ -2,7 +2,9 @@
 //! lousho (`lousho-test-server`), a plain rmcp 3.11 server, the official
 //! TypeScript SDK server (Node) and a no-MCP floor, over stdio and HTTP,
 //! driven by one raw client; big messages (one echo round trip of 64 KiB,
-//! 1 MiB and 8 MiB of text, stdio and HTTP); plus cold start and idle RSS.
+//! 1 MiB and 8 MiB of text, stdio and HTTP); served agent runs at 32 and
+//! 256 in flight (`BENCH_RUNS` each, default 100,000: throughput, p50/p99,
+//! RSS early and at the end); plus cold start and idle RSS.
 //! Prints tables.
 //!
 //! ```sh
@@ -191,47 +193,146 @@ async fn bench_stdio(s: &Server, secs: f64) -> Result<Stats, BoxError> {
     stats.seq_p50 = percentile(&mut seq, 0.5);
     stats.seq_p99 = percentile(&mut seq, 0.99);
     // Throughput with IN_FLIGHT outstanding.
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    let mut run = pipelined(&mut peer, IN_FLIGHT, call, says_hello, Stop::At(end)).await?;
+    stats.errors += run.errors;
+    stats.calls_per_s = run.done as f64 / run.elapsed;
+    stats.p50 = percentile(&mut run.lat, 0.5);
+    stats.p99 = percentile(&mut run.lat, 0.99);
+    drop(peer.stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(3), peer.child.wait()).await;
+    Ok(stats)
+}
+
+fn says_hello(line: &[u8]) -> bool {
+    line.windows(7).any(|w| w == b"\"hello\"")
+}
+
+/// When a pipelined run stops sending.
+enum Stop {
+    At(Instant),
+    After(usize),
+}
+
+/// What a pipelined run measured.
+struct Pipelined {
+    lat: Vec<Duration>,
+    done: usize,
+    errors: usize,
+    elapsed: f64,
+    /// The server's RSS (MiB) after a tenth of the replies, and at the end.
+    rss_early: f64,
+    rss_end: f64,
+}
+
+/// Keeps `in_flight` requests (`request(id)`) outstanding on `peer` until
+/// `stop`; a reply `good` does not accept is an error.
+async fn pipelined(
+    peer: &mut StdioPeer,
+    in_flight: usize,
+    request: fn(u64) -> Vec<u8>,
+    good: fn(&[u8]) -> bool,
+    stop: Stop,
+) -> Result<Pipelined, BoxError> {
     let base = 1_000_000u64;
+    let pid = peer.child.id().ok_or("no pid")?;
     let mut sent_at: Vec<Instant> = Vec::with_capacity(1 << 20);
-    let mut lat = Vec::with_capacity(1 << 20);
+    let mut run = Pipelined {
+        lat: Vec::with_capacity(1 << 20),
+        done: 0,
+        errors: 0,
+        elapsed: 0.0,
+        rss_early: 0.0,
+        rss_end: 0.0,
+    };
+    let more = |sent: usize| match stop {
+        Stop::At(end) => Instant::now() < end,
+        Stop::After(total) => sent < total,
+    };
+    let early = match stop {
+        Stop::After(total) => total / 10,
+        Stop::At(_) => usize::MAX,
+    };
     let start = Instant::now();
-    let end = start + Duration::from_secs_f64(secs);
-    for _ in 0..IN_FLIGHT {
+    let mut outstanding = 0;
+    while outstanding < in_flight && more(sent_at.len()) {
         peer.stdin
-            .write_all(&call(base + sent_at.len() as u64))
+            .write_all(&request(base + sent_at.len() as u64))
             .await?;
         sent_at.push(Instant::now());
+        outstanding += 1;
     }
-    let mut outstanding = IN_FLIGHT;
-    let mut done = 0usize;
     while outstanding > 0 {
         let line = peer.read_line().await?;
         let now = Instant::now();
         match response_id(line) {
             Some(rid) if rid >= base => {
-                lat.push(now - sent_at[(rid - base) as usize]);
-                if !line.windows(7).any(|w| w == b"\"hello\"") {
-                    stats.errors += 1;
+                run.lat.push(now - sent_at[(rid - base) as usize]);
+                if !good(line) {
+                    run.errors += 1;
                 }
             }
             _ => continue,
         }
         outstanding -= 1;
-        done += 1;
-        if now < end {
+        run.done += 1;
+        if run.done == early {
+            run.rss_early = rss_mib(pid)?;
+        }
+        if more(sent_at.len()) {
             peer.stdin
-                .write_all(&call(base + sent_at.len() as u64))
+                .write_all(&request(base + sent_at.len() as u64))
                 .await?;
             sent_at.push(Instant::now());
             outstanding += 1;
         }
     }
-    stats.calls_per_s = done as f64 / start.elapsed().as_secs_f64();
-    stats.p50 = percentile(&mut lat, 0.5);
-    stats.p99 = percentile(&mut lat, 0.99);
+    run.elapsed = start.elapsed().as_secs_f64();
+    run.rss_end = rss_mib(pid)?;
+    Ok(run)
+}
+
+/// A process's resident memory, MiB.
+fn rss_mib(pid: u32) -> Result<f64, BoxError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or("no VmRSS")?;
+    Ok(kb / 1024.0)
+}
+
+/// A `tools/call` of the fixture agent (`test-agent`: a scripted model that
+/// calls each of its tools once, then answers): one served agent run.
+fn agent_run(id: u64) -> Vec<u8> {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"test-agent\",\"arguments\":{{\"message\":\"order 42?\"}}}}}}\n"
+    )
+    .into_bytes()
+}
+
+fn run_succeeded(line: &[u8]) -> bool {
+    line.windows(8).any(|w| w == b"\"result\"")
+        && !line.windows(15).any(|w| w == b"\"isError\":true")
+}
+
+/// Served agent runs over stdio (lousho only: the other servers have no
+/// agent): `total` runs with `in_flight` outstanding.
+async fn bench_runs(s: &Server, in_flight: usize, total: usize) -> Result<Pipelined, BoxError> {
+    let mut peer = StdioPeer::spawn(s).await?;
+    peer.init().await?;
+    let run = pipelined(
+        &mut peer,
+        in_flight,
+        agent_run,
+        run_succeeded,
+        Stop::After(total),
+    )
+    .await?;
     drop(peer.stdin);
     let _ = tokio::time::timeout(Duration::from_secs(3), peer.child.wait()).await;
-    Ok(stats)
+    Ok(run)
 }
 
 /// Process start to the first `tools/list` answered, over stdio.
@@ -259,16 +360,10 @@ async fn idle_rss(s: &Server) -> Result<f64, BoxError> {
     let mut peer = StdioPeer::spawn(s).await?;
     peer.init().await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let pid = peer.child.id().ok_or("no pid")?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or("no VmRSS")?;
+    let rss = rss_mib(peer.child.id().ok_or("no pid")?)?;
     drop(peer.stdin);
     let _ = tokio::time::timeout(Duration::from_secs(3), peer.child.wait()).await;
-    Ok(kb / 1024.0)
+    Ok(rss)
 }
 
 struct HttpPeer {
@@ -558,6 +653,28 @@ fn main() -> Result<(), BoxError> {
         print_table("stdio", &names, &stdio);
         print_table("Streamable HTTP (stateless, JSON)", &names, &http);
         print_big(&names, &big_s, &big_h);
+        let runs_total: usize = std::env::var("BENCH_RUNS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        println!("\n### served agent runs (`test-agent`, stdio, {runs_total} runs each)\n");
+        println!("| server | in flight | runs/s | p50 ms | p99 ms | RSS after 10 % MiB | RSS at the end MiB | errors |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for s in list.iter().filter(|s| s.name.starts_with("lousho")) {
+            for in_flight in [32, 256] {
+                let mut r = bench_runs(s, in_flight, runs_total).await?;
+                println!(
+                    "| {} | {in_flight} | {:.0} | {:.2} | {:.2} | {:.1} | {:.1} | {} |",
+                    s.name,
+                    r.done as f64 / r.elapsed,
+                    percentile(&mut r.lat, 0.5) / 1e3,
+                    percentile(&mut r.lat, 0.99) / 1e3,
+                    r.rss_early,
+                    r.rss_end,
+                    r.errors
+                );
+            }
+        }
         println!("\n### cold start (spawn → first tools/list answered, stdio, median of 5) and idle RSS\n");
         println!("| server | cold start ms | idle RSS MiB |");
         println!("| --- | ---: | ---: |");

@@ -381,7 +381,10 @@ impl LoushoServer {
                 None => None,
             }
         };
-        let run = async {
+        // Boxed: the approval gate and the tool call make a large future,
+        // which rmcp's per-request task would otherwise carry (and move)
+        // inline with this one.
+        let run = Box::pin(async {
             if let Some(refused) = gate.await {
                 return refused;
             }
@@ -391,7 +394,7 @@ impl LoushoServer {
                 .with_client(Some(client));
             let span = execute_tool(&call, ToolDecision::Allowed);
             to_call_result(call_one(&inner.direct, &call, ctx, span, false).await)
-        };
+        });
         tokio::select! {
             biased;
             out = run => Ok(out.into()),

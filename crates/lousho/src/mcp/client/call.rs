@@ -3,7 +3,7 @@
 //! and every failure put in words the model sees. Reconnects and OAuth
 //! retries belong to the connection ([`ManagedCalls`]).
 
-use super::direct_calls::{DirectCalls, Reply};
+use super::direct_calls::{DirectCalls, Reply, cancellation};
 use super::error::McpError;
 use super::live::Live;
 use super::result::to_output;
@@ -12,8 +12,7 @@ use crate::error_chain::error_chain;
 use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
@@ -160,10 +159,7 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             let peer = self.peer.clone();
-            let notification = CancelledNotification::new(CancelledNotificationParam::new(
-                Some(id),
-                Some("cancelled by the caller".into()),
-            ));
+            let notification = cancellation(id);
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
                     let _ = peer.send_notification(notification.into()).await;
@@ -187,6 +183,9 @@ pub(crate) async fn call_on(
 ) -> Result<ToolOutput, CallFailure> {
     let span = spans::mcp_client_call(tool);
     let result = async {
+        if ctx.cancel.is_cancelled() {
+            return Err(CallFailure::Cancelled);
+        }
         let result = match live.and_then(Live::direct_calls) {
             Some(direct) => {
                 let noise = live.and_then(|l| l.noise.as_ref());
@@ -247,9 +246,6 @@ async fn send_call(
     ctx: &ToolContext,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
-    if ctx.cancel.is_cancelled() {
-        return Err(CallFailure::Cancelled);
-    }
     let noise = live.and_then(|l| l.noise.as_ref());
     let replies = live.and_then(|l| l.replies.as_ref());
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
@@ -307,9 +303,6 @@ async fn send_direct(
     noise: Option<&StdoutNoise>,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
-    if ctx.cancel.is_cancelled() {
-        return Err(CallFailure::Cancelled);
-    }
     let meta = propagate::inject(span);
     let oversize_before = noise.map(StdoutNoise::oversize_count);
     let mut call = direct

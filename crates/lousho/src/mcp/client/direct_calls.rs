@@ -19,7 +19,8 @@
 use super::replies::{reason, reply_id};
 use crate::mcp::batch_writer::BatchWriter;
 use rmcp::model::{
-    CallToolResult, ErrorData, JsonObject, NumberOrString, RequestMetaObject, ServerJsonRpcMessage,
+    CallToolResult, CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage,
+    ErrorData, JsonObject, NumberOrString, RequestMetaObject, ServerJsonRpcMessage,
     ServerNotification,
 };
 use rmcp::service::ServiceError;
@@ -91,17 +92,25 @@ impl Drop for DirectCall {
         };
         if abandoned {
             // The server may stop the work; its late reply is skipped.
-            let line = format!(
-                "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{},\"reason\":\"{CANCEL_REASON}\"}}}}\n",
-                self.id
+            let message = ClientJsonRpcMessage::notification(
+                cancellation(NumberOrString::Number(self.id)).into(),
             );
-            let _ = self.calls.out.queue(line.into_bytes());
+            if let Ok(mut line) = serde_json::to_vec(&message) {
+                line.push(b'\n');
+                let _ = self.calls.out.queue(line);
+            }
         }
     }
 }
 
-/// The reason a call dropped unanswered gives the server.
-const CANCEL_REASON: &str = "cancelled by the caller";
+/// The `notifications/cancelled` a caller that stops waiting for request
+/// `id` sends (on either lane).
+pub(crate) fn cancellation(id: NumberOrString) -> CancelledNotification {
+    CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some("cancelled by the caller".into()),
+    ))
+}
 
 impl Inner {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

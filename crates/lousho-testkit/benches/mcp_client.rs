@@ -87,6 +87,18 @@ fn median_row(runs: Vec<Row>) -> Row {
     }
 }
 
+/// The times of `n` calls made one after another, sorted.
+async fn sequential(call: &CallFn, n: usize) -> Vec<Duration> {
+    let mut lat = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        call().await;
+        lat.push(t.elapsed());
+    }
+    lat.sort();
+    lat
+}
+
 async fn measure(
     transport: &'static str,
     client: &'static str,
@@ -97,13 +109,7 @@ async fn measure(
     for _ in 0..100 {
         call().await;
     }
-    let mut lat = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let t = Instant::now();
-        call().await;
-        lat.push(t.elapsed());
-    }
-    lat.sort();
+    let lat = sequential(&call, calls).await;
     let p50 = lat[lat.len() / 2];
     let p99 = lat[lat.len() * 99 / 100];
     let done = Arc::new(AtomicU64::new(0));
@@ -454,13 +460,7 @@ async fn main() {
             set_payload(bytes);
             for (s, (_, _, call)) in subjects.iter().enumerate() {
                 call().await; // warm-up at this size (buffers grown)
-                let mut lat = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let t = Instant::now();
-                    call().await;
-                    lat.push(t.elapsed());
-                }
-                lat.sort();
+                let lat = sequential(call, n).await;
                 big[b][s].push(lat[n / 2]);
             }
         }

@@ -5,7 +5,8 @@
 
 use super::direct_calls::{DirectCalls, Reply, cancellation};
 use super::error::McpError;
-use super::live::Live;
+use super::http::HttpCalls;
+use super::live::{DirectLane, Live};
 use super::result::to_output;
 use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
@@ -186,10 +187,16 @@ pub(crate) async fn call_on(
         if ctx.cancel.is_cancelled() {
             return Err(CallFailure::Cancelled);
         }
-        let result = match live.and_then(Live::direct_calls) {
-            Some(direct) => {
+        let result = match live.and_then(Live::direct_lane) {
+            Some(DirectLane::Stdio(direct)) => {
                 let noise = live.and_then(|l| l.noise.as_ref());
                 send_direct(direct, tool, arguments, timeout, ctx, noise, &span).await
+            }
+            Some(DirectLane::Http(http)) => {
+                match send_http_direct(http, tool, arguments, timeout, ctx, &span).await {
+                    Some(result) => result,
+                    None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
+                }
             }
             None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
         }?;
@@ -291,9 +298,8 @@ async fn send_call(
     }
 }
 
-/// The call on the connection's direct lane: written by the transport's
-/// writer, answered by its reader; the same timeout (restarted by progress),
-/// cancellation and failures as through rmcp.
+/// The call on the connection's stdio lane: written by the transport's
+/// writer, answered by its reader.
 async fn send_direct(
     direct: &DirectCalls,
     tool: &str,
@@ -308,31 +314,70 @@ async fn send_direct(
     let mut call = direct
         .call(tool, arguments, meta.as_ref())
         .map_err(CallFailure::Service)?;
-    if !span.is_disabled() {
-        span.record("jsonrpc.request.id", call.id.to_string().as_str());
-    }
+    record_id(span, call.id);
     // Dropped unanswered (cancelled, timed out, oversize), the call sends
     // `notifications/cancelled` itself.
+    let reply = async {
+        (&mut call.reply)
+            .await
+            .map_err(|_closed| ServiceError::TransportClosed)
+    };
+    let oversize = oversize(noise, oversize_before);
+    await_direct(reply, &call.progress, oversize, timeout, ctx).await
+}
+
+/// The call on the connection's HTTP lane, POSTed from here; `None` while
+/// the lane cannot take it yet (rmcp has not used the session).
+async fn send_http_direct(
+    http: &HttpCalls,
+    tool: &str,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+    timeout: Duration,
+    ctx: &ToolContext,
+    span: &Span,
+) -> Option<Result<CallToolResult, CallFailure>> {
+    let mut call = http.call(tool, arguments, propagate::inject(span))?;
+    record_id(span, call.id);
+    let reply = &mut call.reply;
+    let never = std::future::pending();
+    Some(await_direct(reply, &call.progress, never, timeout, ctx).await)
+}
+
+fn record_id(span: &Span, id: i64) {
+    if !span.is_disabled() {
+        span.record("jsonrpc.request.id", id.to_string().as_str());
+    }
+}
+
+/// Waits for a direct call's `reply` with the same timeout (restarted by
+/// `progress`), cancellation and failures as through rmcp; `oversize`
+/// resolves when the transport dropped a message that may have been it.
+async fn await_direct(
+    reply: impl Future<Output = Result<Reply, ServiceError>>,
+    progress: &tokio::sync::Notify,
+    oversize: impl Future<Output = ()>,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<CallToolResult, CallFailure> {
     let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline);
+    tokio::pin!(deadline, reply, oversize);
     let reply = loop {
         tokio::select! {
             biased;
-            r = &mut call.reply => break r,
+            r = &mut reply => break r,
             () = ctx.cancel.cancelled() => return Err(CallFailure::Cancelled),
-            () = oversize(noise, oversize_before) => return Err(CallFailure::Oversize),
-            () = call.progress.notified() => {
+            () = &mut oversize => return Err(CallFailure::Oversize),
+            () = progress.notified() => {
                 deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
             }
             () = &mut deadline => return Err(CallFailure::Service(ServiceError::Timeout { timeout })),
         }
     };
-    match reply {
-        Ok(Reply::Result(result)) => Ok(result),
-        Ok(Reply::Error(error)) => Err(CallFailure::Service(ServiceError::McpError(error))),
-        Ok(Reply::Unexpected) => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
-        Ok(Reply::Invalid(reason)) => Err(CallFailure::InvalidResponse(reason)),
-        Err(_closed) => Err(CallFailure::Service(ServiceError::TransportClosed)),
+    match reply.map_err(CallFailure::Service)? {
+        Reply::Result(result) => Ok(result),
+        Reply::Error(error) => Err(CallFailure::Service(ServiceError::McpError(error))),
+        Reply::Unexpected => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
+        Reply::Invalid(reason) => Err(CallFailure::InvalidResponse(reason)),
     }
 }
 

@@ -9,7 +9,7 @@ use super::error::McpError;
 use super::handler::Handler;
 use super::http;
 use super::identity::ServerIdentity;
-use super::live::Live;
+use super::live::{DirectLane, Live};
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::peer_requests::{Overflow, PeerRequestLimit};
@@ -521,7 +521,7 @@ impl Connection {
                     Ok(Ok(service)) => {
                         let live = Live::new(service, handler, Some(process), Some(noise))
                             .with_replies(replies)
-                            .with_direct_calls(direct);
+                            .with_direct_lane(DirectLane::Stdio(direct));
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {
@@ -553,12 +553,12 @@ impl Connection {
             }
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
-                let (served, standalone, replies) = match &self.oauth {
+                let (served, standalone, replies, lane) = match &self.oauth {
                     Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
                         .await
                         .map_err(|e| self.link_error(e, &url))?,
                     None => {
-                        let (transport, standalone, replies) =
+                        let (transport, standalone, replies, lane) =
                             http::transport(config, self.entry.max_server_requests).map_err(
                                 |e| McpError::Http {
                                     server: self.name.clone(),
@@ -572,12 +572,14 @@ impl Connection {
                             handler.clone().serve_with_lifecycle(transport, lifecycle),
                         )
                         .await;
-                        (served, standalone, replies)
+                        (served, standalone, replies, lane)
                     }
                 };
                 match served {
                     Ok(Ok(service)) => (
-                        Live::new(service, handler, None, None).with_replies(replies),
+                        Live::new(service, handler, None, None)
+                            .with_replies(replies)
+                            .with_direct_lane(DirectLane::Http(lane)),
                         Some(standalone),
                     ),
                     Ok(Err(e)) => {

@@ -3,6 +3,7 @@
 
 use super::direct_calls::DirectCalls;
 use super::handler::Handler;
+use super::http::HttpCalls;
 use super::process::StdioProcess;
 use super::replies::Replies;
 use super::stderr::StderrBuffer;
@@ -18,6 +19,14 @@ const SESSION_CLOSE_LIMIT: Duration = Duration::from_secs(2);
 /// How long a call waits for a tool-list refresh its server announced.
 const REFRESH_WAIT: Duration = Duration::from_secs(2);
 
+/// Where a connection's tool calls go when they skip rmcp's service loop.
+pub(crate) enum DirectLane {
+    /// Written by the stdio transport's writer, answered by its reader.
+    Stdio(DirectCalls),
+    /// POSTed by the caller through rmcp's HTTP client.
+    Http(HttpCalls),
+}
+
 pub(crate) struct Live {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: Peer<RoleClient>,
@@ -28,9 +37,9 @@ pub(crate) struct Live {
     pub(crate) noise: Option<StdoutNoise>,
     /// Invalid replies the transport turned into errors.
     pub(crate) replies: Option<Replies>,
-    /// `tools/call` without rmcp's service loop (stdio sessions with a
+    /// `tools/call` without rmcp's service loop (sessions with a
     /// handshake).
-    direct: Option<DirectCalls>,
+    direct: Option<DirectLane>,
     pub(crate) handler: Handler,
     /// The count of list-changed notifications whose refresh is done.
     pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -69,7 +78,7 @@ impl Live {
     /// Sends tool calls through `direct` when the session allows it (a
     /// protocol version with an `initialize` handshake: later ones need the
     /// per-request metadata rmcp adds).
-    pub(crate) fn with_direct_calls(mut self, direct: DirectCalls) -> Self {
+    pub(crate) fn with_direct_lane(mut self, direct: DirectLane) -> Self {
         let handshake = self
             .peer
             .peer_info()
@@ -79,7 +88,7 @@ impl Live {
     }
 
     /// The direct-call lane, when the session has one.
-    pub(crate) fn direct_calls(&self) -> Option<&DirectCalls> {
+    pub(crate) fn direct_lane(&self) -> Option<&DirectLane> {
         self.direct.as_ref()
     }
 

@@ -5,11 +5,13 @@
 //! ([`Replies::invalid`]). (A JSON response body that does not parse already
 //! fails its POST, and so the call, at once.)
 
+use super::lane::LaneState;
 use crate::mcp::client::replies::{Replies, request_id};
 use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
+use std::sync::Arc;
 
 /// A request is about to be POSTed.
 pub(super) fn before_post(replies: &Replies, message: &ClientJsonRpcMessage) {
@@ -22,6 +24,7 @@ pub(super) fn before_post(replies: &Replies, message: &ClientJsonRpcMessage) {
 /// stream is checked event by event.
 pub(super) fn after_post(
     replies: &Replies,
+    lane: &Arc<LaneState>,
     response: StreamableHttpPostResponse,
 ) -> StreamableHttpPostResponse {
     match response {
@@ -30,15 +33,19 @@ pub(super) fn after_post(
             StreamableHttpPostResponse::Json(message, session)
         }
         StreamableHttpPostResponse::Sse(stream, session) => {
-            StreamableHttpPostResponse::Sse(checked(stream, replies.clone()), session)
+            StreamableHttpPostResponse::Sse(checked(stream, replies.clone(), lane.clone()), session)
         }
         other => other,
     }
 }
 
 /// The stream with each unreadable reply to a request in flight turned into
-/// an error for it.
-pub(super) fn checked(stream: BoxedSseResponse, replies: Replies) -> BoxedSseResponse {
+/// an error for it; progress about a direct call is noted on `lane`.
+pub(super) fn checked(
+    stream: BoxedSseResponse,
+    replies: Replies,
+    lane: Arc<LaneState>,
+) -> BoxedSseResponse {
     stream
         .map(move |event| {
             event.map(|mut sse| {
@@ -47,7 +54,10 @@ pub(super) fn checked(stream: BoxedSseResponse, replies: Replies) -> BoxedSseRes
                     && !data.trim().is_empty()
                 {
                     match serde_json::from_str::<ServerJsonRpcMessage>(data) {
-                        Ok(message) => replies.received(&message),
+                        Ok(message) => {
+                            replies.received(&message);
+                            lane.note(&message);
+                        }
                         Err(e) => {
                             if let Some(error) = replies.invalid(data.as_bytes(), &e)
                                 && let Ok(text) = serde_json::to_string(&error)

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+use super::lane::LaneState;
 use super::reply_check;
 use crate::mcp::client::replies::Replies;
 
@@ -67,19 +68,42 @@ pub(crate) struct Watched<C> {
     inner: C,
     state: Arc<watch::Sender<State>>,
     replies: Replies,
+    lane: Arc<LaneState>,
 }
 
 impl<C> Watched<C> {
     /// Wraps `inner`; the handle reports on the stream this client opens;
-    /// replies are checked against `replies`.
-    pub(crate) fn new(inner: C, replies: Replies) -> (Self, StandaloneStream) {
+    /// replies are checked against `replies`; what the direct lane needs to
+    /// know goes to `lane`.
+    pub(crate) fn new(
+        inner: C,
+        replies: Replies,
+        lane: Arc<LaneState>,
+    ) -> (Self, StandaloneStream) {
         let (tx, rx) = watch::channel(State::NoSession);
         let client = Self {
             inner,
             state: Arc::new(tx),
             replies,
+            lane,
         };
         (client, StandaloneStream { state: rx })
+    }
+
+    /// The record of requests in flight and invalid replies.
+    pub(super) fn replies(&self) -> &Replies {
+        &self.replies
+    }
+
+    fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+        reply_check::checked(stream, self.replies.clone(), self.lane.clone())
+    }
+
+    fn after_post_checked(
+        &self,
+        response: StreamableHttpPostResponse,
+    ) -> StreamableHttpPostResponse {
+        reply_check::after_post(&self.replies, &self.lane, response)
     }
 
     fn set(&self, state: State) {
@@ -94,6 +118,18 @@ fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
             request: ClientRequest::InitializeRequest(_),
             ..
         })
+    )
+}
+
+/// A message of the direct lane (its calls and their cancellations), which
+/// sends what it captured rather than teaching it.
+fn is_direct(message: &ClientJsonRpcMessage) -> bool {
+    use crate::mcp::client::direct_calls::FIRST_ID;
+    use rmcp::model::NumberOrString;
+    matches!(
+        message,
+        ClientJsonRpcMessage::Request(JsonRpcRequest { id: NumberOrString::Number(id), .. })
+            if *id >= FIRST_ID
     )
 }
 
@@ -125,7 +161,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| reply_check::after_post(&self.replies, r))
+        response.map(|r| self.after_post_checked(r))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -151,7 +187,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| reply_check::after_post(&self.replies, r))
+        response.map(|r| self.after_post_checked(r))
     }
 
     async fn post_message_with_response_limits(
@@ -164,6 +200,15 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        if !initialize && !is_direct(&message) {
+            self.lane.capture(
+                &uri,
+                session_id.as_ref(),
+                auth_header.as_ref(),
+                &custom_headers,
+                limits,
+            );
+        }
         reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
@@ -177,7 +222,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| reply_check::after_post(&self.replies, r))
+        response.map(|r| self.after_post_checked(r))
     }
 
     async fn delete_session(
@@ -206,7 +251,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await;
         self.after_get(standalone);
-        stream.map(|s| reply_check::checked(s, self.replies.clone()))
+        stream.map(|s| self.checked(s))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -231,7 +276,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_get(standalone);
-        stream.map(|s| reply_check::checked(s, self.replies.clone()))
+        stream.map(|s| self.checked(s))
     }
 }
 

@@ -1,0 +1,465 @@
+//! `tools/call` over Streamable HTTP without the trip through rmcp's worker.
+//!
+//! Through rmcp's `Peer`, a call goes to the service task over a channel, on
+//! to the HTTP worker task over another, which spawns a task for the POST,
+//! and the reply travels back the same way: four task hops and their wake-ups
+//! per call. Here the caller POSTs the call itself, through the same client
+//! rmcp drives ([`Watched`], so the same headers, limits, status handling and
+//! reply checks apply), with the session id, protocol-version header and
+//! credentials rmcp last sent ([`LaneState::capture`]).
+//!
+//! A JSON reply is the result. An SSE reply is read here: the result ends the
+//! call; everything else on the stream (progress, logs, the server's own
+//! requests) is handed to rmcp as if its transport had received it
+//! ([`Inbound`](super::inbound::Inbound)), so the handler answers the
+//! server's requests as before. A stream that closes before the result is
+//! resumed with a GET and `Last-Event-ID` after the server's `retry` delay,
+//! as the spec asks.
+//!
+//! Until rmcp has made a POST on the session (it lists the tools right after
+//! the handshake), and for sessions without an `initialize` handshake (they
+//! need per-request metadata only rmcp adds), calls keep rmcp's path.
+
+use super::standalone::Watched;
+use crate::mcp::client::direct_calls::{FIRST_ID, Reply, cancellation};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, GetMeta,
+    JsonObject, NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerNotification, ServerResult,
+};
+use rmcp::service::ServiceError;
+use rmcp::transport::DynamicTransportError;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// At most this many direct calls POST at once on one connection (as many as
+/// rmcp's worker is allowed); more wait for a slot.
+const MAX_IN_FLIGHT: usize = 256;
+/// The first wait before resuming a stream whose server named no `retry`;
+/// it doubles per attempt up to [`MAX_RESUME_WAIT`].
+const RESUME_WAIT: Duration = Duration::from_secs(1);
+const MAX_RESUME_WAIT: Duration = Duration::from_secs(30);
+/// How long the `notifications/cancelled` of an abandoned call may take.
+const CANCEL_LIMIT: Duration = Duration::from_secs(5);
+
+/// What rmcp sent with its last POST on the session: where, the session id,
+/// credentials and headers (the protocol version among them), and the reply
+/// limits. Holds secrets, so it has no `Debug`.
+pub(super) struct Session {
+    uri: Arc<str>,
+    id: Option<Arc<str>>,
+    auth: Option<String>,
+    headers: HashMap<HeaderName, HeaderValue>,
+    limits: StreamableHttpResponseLimits,
+}
+
+/// The lane's state that the HTTP client sees too: the session as rmcp last
+/// used it, and who waits for progress on which direct call.
+#[derive(Default)]
+pub(crate) struct LaneState {
+    session: Mutex<Option<Arc<Session>>>,
+    progress: Mutex<HashMap<i64, Arc<Notify>>>,
+}
+
+impl std::fmt::Debug for LaneState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneState").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl LaneState {
+    /// Notes what rmcp sends a POST (other than `initialize`) with.
+    pub(super) fn capture(
+        &self,
+        uri: &Arc<str>,
+        id: Option<&Arc<str>>,
+        auth: Option<&String>,
+        headers: &HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) {
+        let mut session = lock(&self.session);
+        let same = session.as_ref().is_some_and(|s| {
+            s.uri == *uri && s.id.as_ref() == id && s.auth.as_ref() == auth && s.headers == *headers
+        });
+        if !same {
+            *session = Some(Arc::new(Session {
+                uri: uri.clone(),
+                id: id.cloned(),
+                auth: auth.cloned(),
+                headers: headers.clone(),
+                limits,
+            }));
+        }
+    }
+
+    /// A message read from any of the session's streams: a progress
+    /// notification about a direct call restarts its timeout.
+    pub(super) fn note(&self, message: &ServerJsonRpcMessage) {
+        if let ServerJsonRpcMessage::Notification(n) = message
+            && let ServerNotification::ProgressNotification(p) = &n.notification
+            && let NumberOrString::Number(id) = p.params.progress_token.0
+            && id >= FIRST_ID
+            && let Some(waiting) = lock(&self.progress).get(&id)
+        {
+            waiting.notify_one();
+        }
+    }
+}
+
+/// The HTTP client side of the lane: one POST exchange, one notification.
+pub(super) trait Post: Send + Sync {
+    /// POSTs the call `id` and reads its reply; other messages on its stream
+    /// go to `inbound`.
+    fn exchange(
+        &self,
+        session: Arc<Session>,
+        message: ClientJsonRpcMessage,
+        id: i64,
+        inbound: mpsc::Sender<ServerJsonRpcMessage>,
+    ) -> BoxFuture<'static, Result<Reply, ServiceError>>;
+
+    /// POSTs a notification, ignoring the outcome.
+    fn notify(
+        &self,
+        session: Arc<Session>,
+        message: ClientJsonRpcMessage,
+    ) -> BoxFuture<'static, ()>;
+
+    /// Forgets call `id`, abandoned before its reply.
+    fn forget(&self, id: i64);
+}
+
+/// The direct calls of one HTTP connection. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct HttpCalls {
+    client: Arc<dyn Post>,
+    state: Arc<LaneState>,
+    next: Arc<AtomicI64>,
+    inbound: mpsc::Sender<ServerJsonRpcMessage>,
+    closed: CancellationToken,
+    slots: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for HttpCalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpCalls").finish_non_exhaustive()
+    }
+}
+
+/// One direct call: its reply, and a signal per progress notification about
+/// it. Dropped before its reply, it sends `notifications/cancelled`.
+pub(crate) struct HttpCall {
+    pub(crate) id: i64,
+    pub(crate) reply: BoxFuture<'static, Result<Reply, ServiceError>>,
+    pub(crate) progress: Arc<Notify>,
+    done: Arc<AtomicBool>,
+    calls: HttpCalls,
+    session: Arc<Session>,
+}
+
+impl Drop for HttpCall {
+    fn drop(&mut self) {
+        lock(&self.calls.state.progress).remove(&self.id);
+        if self.done.load(Ordering::Acquire) {
+            return;
+        }
+        self.calls.client.forget(self.id);
+        if self.calls.closed.is_cancelled() {
+            return;
+        }
+        let message = ClientJsonRpcMessage::notification(
+            cancellation(NumberOrString::Number(self.id)).into(),
+        );
+        let sent = self.calls.client.notify(self.session.clone(), message);
+        let closed = self.calls.closed.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                tokio::select! {
+                    () = closed.cancelled() => {}
+                    _ = tokio::time::timeout(CANCEL_LIMIT, sent) => {}
+                }
+            });
+        }
+    }
+}
+
+impl HttpCalls {
+    /// The lane over `client`, handing other messages to `inbound`; it ends
+    /// when `closed` is cancelled.
+    pub(super) fn new(
+        client: Arc<dyn Post>,
+        state: Arc<LaneState>,
+        inbound: mpsc::Sender<ServerJsonRpcMessage>,
+        closed: CancellationToken,
+    ) -> Self {
+        Self {
+            client,
+            state,
+            next: Arc::new(AtomicI64::new(FIRST_ID)),
+            inbound,
+            closed,
+            slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+        }
+    }
+
+    /// Starts a `tools/call` of `tool`; `meta` joins the progress token in
+    /// the request's `_meta`. `None` until rmcp has used the session.
+    pub(crate) fn call(
+        &self,
+        tool: &str,
+        arguments: &JsonObject,
+        meta: Option<RequestMetaObject>,
+    ) -> Option<HttpCall> {
+        let session = lock(&self.state.session).clone()?;
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
+        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        if let Some(meta) = meta {
+            request.get_meta_mut().extend(meta);
+        }
+        request
+            .get_meta_mut()
+            .set_progress_token(ProgressToken(NumberOrString::Number(id)));
+        let message = ClientJsonRpcMessage::request(request, RequestId::Number(id));
+        let progress = Arc::new(Notify::new());
+        lock(&self.state.progress).insert(id, progress.clone());
+        let done = Arc::new(AtomicBool::new(false));
+        let exchange = self
+            .client
+            .exchange(session.clone(), message, id, self.inbound.clone());
+        let (slots, closed, finished) = (self.slots.clone(), self.closed.clone(), done.clone());
+        let reply = Box::pin(async move {
+            let outcome = tokio::select! {
+                biased;
+                () = closed.cancelled() => Err(ServiceError::TransportClosed),
+                outcome = async {
+                    let _slot = slots.acquire_owned().await.map_err(|_| ServiceError::TransportClosed)?;
+                    exchange.await
+                } => outcome,
+            };
+            finished.store(true, Ordering::Release);
+            outcome
+        });
+        Some(HttpCall {
+            id,
+            reply,
+            progress,
+            done,
+            calls: self.clone(),
+            session,
+        })
+    }
+}
+
+/// A transport failure as rmcp's own path reports it.
+fn transport_error<E>(e: StreamableHttpError<E>) -> ServiceError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    ServiceError::TransportSend(DynamicTransportError::from_parts(
+        "streamable-http",
+        std::any::TypeId::of::<StreamableHttpError<E>>(),
+        Box::new(e),
+    ))
+}
+
+/// `message` as the reply to call `id`, when it is one; otherwise it is
+/// handed back.
+fn reply_to(message: ServerJsonRpcMessage, id: i64) -> Result<Reply, ServerJsonRpcMessage> {
+    let ours = RequestId::Number(id);
+    match message {
+        ServerJsonRpcMessage::Response(r) if r.id == ours => Ok(match r.result {
+            ServerResult::CallToolResult(result) => Reply::Result(result),
+            _ => Reply::Unexpected,
+        }),
+        ServerJsonRpcMessage::Error(e) if e.id.as_ref() == Some(&ours) => Ok(Reply::Error(e.error)),
+        other => Err(other),
+    }
+}
+
+fn is_message_event(event: Option<&str>) -> bool {
+    matches!(event, None | Some("" | "message"))
+}
+
+impl<C> Post for Watched<C>
+where
+    C: StreamableHttpClient + Sync + 'static,
+{
+    fn exchange(
+        &self,
+        session: Arc<Session>,
+        message: ClientJsonRpcMessage,
+        id: i64,
+        inbound: mpsc::Sender<ServerJsonRpcMessage>,
+    ) -> BoxFuture<'static, Result<Reply, ServiceError>> {
+        let client = self.clone();
+        Box::pin(async move {
+            let posted = client
+                .post_message_with_response_limits(
+                    session.uri.clone(),
+                    message,
+                    session.id.clone(),
+                    session.auth.clone(),
+                    session.headers.clone(),
+                    session.limits,
+                )
+                .await;
+            let reply = match posted {
+                Ok(StreamableHttpPostResponse::Json(message, _)) => reply_to(message, id)
+                    .unwrap_or_else(|_| {
+                        Reply::Invalid("the server's JSON reply answers another request".into())
+                    }),
+                Ok(StreamableHttpPostResponse::Sse(stream, _)) => {
+                    client.read_stream(&session, stream, id, &inbound).await?
+                }
+                Ok(_) => Reply::Invalid("the server accepted the call without a result".into()),
+                Err(StreamableHttpError::UnexpectedServerResponse(text)) => {
+                    Reply::Invalid(text.into_owned())
+                }
+                Err(e) => return Err(transport_error(e)),
+            };
+            // An unreadable reply became an error for the call; say why.
+            let invalid = client.replies().take_invalid(&RequestId::Number(id));
+            Ok(match (reply, invalid) {
+                (Reply::Error(_), Some(reason)) => Reply::Invalid(reason),
+                (reply, _) => reply,
+            })
+        })
+    }
+
+    fn notify(
+        &self,
+        session: Arc<Session>,
+        message: ClientJsonRpcMessage,
+    ) -> BoxFuture<'static, ()> {
+        let client = self.clone();
+        Box::pin(async move {
+            let _ = client
+                .post_message_with_response_limits(
+                    session.uri.clone(),
+                    message,
+                    session.id.clone(),
+                    session.auth.clone(),
+                    session.headers.clone(),
+                    session.limits,
+                )
+                .await;
+        })
+    }
+
+    fn forget(&self, id: i64) {
+        self.replies().answered(&RequestId::Number(id));
+    }
+}
+
+impl<C> Watched<C>
+where
+    C: StreamableHttpClient + Sync + 'static,
+{
+    /// Reads the call's SSE stream up to its reply, resuming it with
+    /// `Last-Event-ID` when it closes early.
+    async fn read_stream(
+        &self,
+        session: &Session,
+        mut stream: rmcp::transport::common::client_side_sse::BoxedSseResponse,
+        id: i64,
+        inbound: &mpsc::Sender<ServerJsonRpcMessage>,
+    ) -> Result<Reply, ServiceError> {
+        let mut last_event: Option<String> = None;
+        let mut server_wait: Option<Duration> = None;
+        let mut attempts: u32 = 0;
+        loop {
+            let failure = loop {
+                let sse = match stream.next().await {
+                    None => break None,
+                    Some(Err(e)) => break Some(e),
+                    Some(Ok(sse)) => sse,
+                };
+                if let Some(ms) = sse.retry {
+                    server_wait = Some(Duration::from_millis(ms));
+                }
+                if sse.id.is_some() {
+                    last_event = sse.id;
+                }
+                let Some(data) = sse.data.filter(|d| !d.trim().is_empty()) else {
+                    continue;
+                };
+                if !is_message_event(sse.event.as_deref()) {
+                    continue;
+                }
+                // An unreadable reply to this call was already turned into an
+                // error for it; other unreadable events are skipped.
+                let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
+                    continue;
+                };
+                match reply_to(message, id) {
+                    Ok(reply) => {
+                        // Let a stream that ends here free its connection.
+                        let _ = futures::FutureExt::now_or_never(stream.next());
+                        return Ok(reply);
+                    }
+                    Err(other) => {
+                        if inbound.send(other).await.is_err() {
+                            return Err(ServiceError::TransportClosed);
+                        }
+                    }
+                }
+            };
+            let Some(event) = last_event.clone() else {
+                return match failure {
+                    Some(e) => Err(transport_error(StreamableHttpError::<C::Error>::Sse(e))),
+                    None => Ok(Reply::Invalid(
+                        "the server closed the call's SSE stream without a result (and gave no event id to resume from)".into(),
+                    )),
+                };
+            };
+            let wait = server_wait.unwrap_or_else(|| {
+                RESUME_WAIT
+                    .saturating_mul(1 << attempts.min(5))
+                    .min(MAX_RESUME_WAIT)
+            });
+            attempts = attempts.saturating_add(1);
+            tokio::time::sleep(wait).await;
+            let resumed = self
+                .get_stream_with_max_sse_event_size(
+                    session.uri.clone(),
+                    session.id.clone(),
+                    Some(event),
+                    session.auth.clone(),
+                    session.headers.clone(),
+                    session.limits.max_sse_event_size,
+                )
+                .await;
+            match resumed {
+                Ok(s) => stream = s,
+                Err(
+                    e @ (StreamableHttpError::ServerDoesNotSupportSse
+                    | StreamableHttpError::AuthRequired(_)
+                    | StreamableHttpError::InsufficientScope(_)),
+                ) => return Err(transport_error(e)),
+                Err(e) => {
+                    tracing::debug!(error = %e, "resuming the call's SSE stream failed; trying again");
+                    stream = futures::stream::empty().boxed();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(test, feature = "mcp-server"))]
+mod tests;

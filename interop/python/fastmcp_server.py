@@ -1,7 +1,16 @@
 """A small server on the official Python SDK's high-level API (mcp 2.x
-`MCPServer`, formerly FastMCP) for lousho's interop tests."""
+`MCPServer`, formerly FastMCP) for lousho's interop tests.
 
-from mcp.server.mcpserver import MCPServer
+    python fastmcp_server.py            # stdio
+    python fastmcp_server.py http PORT  # Streamable HTTP on 127.0.0.1:PORT/mcp
+                                        # (stateful, SSE replies: the SDK's defaults)
+"""
+
+import sys
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("lousho-interop-python")
@@ -19,5 +28,24 @@ def shout(text: str) -> str:
     return text.upper()
 
 
+class Name(BaseModel):
+    name: str = "Ada"
+
+
+@server.tool()
+async def greet(ctx: Context) -> str:
+    """Reports progress, asks the user for a name mid-call, and greets them;
+    the result names the request id the call came with."""
+    await ctx.report_progress(1, 2, "asking")
+    answer = await ctx.elicit("Who is there?", Name)
+    await ctx.report_progress(2, 2, "answered")
+    name = answer.data.name if answer.action == "accept" else answer.action
+    return f"hello {name} (request {ctx.request_id})"
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) >= 3 and sys.argv[1] == "http":
+        print(f"listening on http://127.0.0.1:{sys.argv[2]}/mcp", flush=True)
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -1,6 +1,6 @@
 //! Interop with pinned third-party servers (installed by `interop/install.sh`):
 //! `@modelcontextprotocol/server-everything` over stdio and Streamable HTTP,
-//! and a server on the official Python SDK over stdio. Under `CI=true` a
+//! and a server on the official Python SDK over stdio and Streamable HTTP. Under `CI=true` a
 //! missing peer fails the test; elsewhere it is skipped with a note.
 
 use super::fixture::call;
@@ -203,6 +203,80 @@ async fn an_elicitation_on_the_standalone_stream_reaches_the_first_call() {
         .expect("the elicitation was lost: the call never ended");
     assert!(!out.is_error, "{out:?}");
     assert_eq!(out.to_model_text(), r#"accept: {"name":"John Doe"}"#);
+    mcp.close().await;
+    child.kill().await.unwrap();
+}
+
+/// The official Python SDK's server over Streamable HTTP answers a call on an
+/// SSE stream that first carries progress and an elicitation: the call goes
+/// on lousho's direct HTTP lane (its request id is 2^40 or more), the
+/// elicitation reaches the handler and its answer the tool, the progress
+/// reaches the hook, and the result ends the call.
+#[tokio::test]
+async fn python_sdk_server_over_streamable_http_streams_progress_and_elicits_mid_call() {
+    let Some(python) = peer(".venv/bin/python") else {
+        return;
+    };
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let script = interop_dir().join("python/fastmcp_server.py");
+    let mut child = tokio::process::Command::new(python)
+        .arg(script)
+        .args(["http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the Python server did not start listening"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // How many "answered" progress notifications the hook has seen.
+    let (answered, mut answers) = tokio::sync::watch::channel(0usize);
+    let options = ConnectOptions::default()
+        .elicitation(|request: lousho::mcp::ElicitationRequest| async move {
+            lousho::mcp::ElicitationResponse::Accept(request.defaults())
+        })
+        .on_progress(move |p| {
+            if p.message.as_deref() == Some("answered") {
+                answered.send_modify(|n| *n += 1);
+            }
+        });
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mcp = connect_mcp([("py", McpServer::http(url))], options)
+        .await
+        .unwrap();
+    let greet = mcp.tools().get("py__greet").unwrap().clone();
+    for _ in 0..2 {
+        let out = tokio::time::timeout(Duration::from_secs(20), call(&greet, json!({})))
+            .await
+            .expect("the call never ended");
+        assert!(!out.is_error, "{out:?}");
+        let text = out.to_model_text();
+        assert!(text.starts_with("hello Ada (request "), "{text}");
+        let id: i64 = text
+            .trim_start_matches("hello Ada (request ")
+            .trim_end_matches(')')
+            .parse()
+            .unwrap_or_else(|_| panic!("no request id in {text}"));
+        assert!(id >= 1 << 40, "the call took rmcp's path (id {id})");
+    }
+    // Each call's progress reached the hook (rmcp runs it on its own task,
+    // so the last one may land just after the result).
+    tokio::time::timeout(Duration::from_secs(10), answers.wait_for(|n| *n == 2))
+        .await
+        .expect("the progress notifications never reached the hook")
+        .unwrap();
     mcp.close().await;
     child.kill().await.unwrap();
 }

@@ -486,7 +486,7 @@ impl Connection {
         let (live, standalone) = match &self.entry.transport {
             McpTransport::Stdio(config) => {
                 let (process, stdout, stdin) =
-                    StdioProcess::spawn(config).map_err(|e| match e {
+                    StdioProcess::spawn(config).await.map_err(|e| match e {
                         SpawnError::Command(e) => McpError::Spawn {
                             server: self.name.clone(),
                             command: config.command.clone(),

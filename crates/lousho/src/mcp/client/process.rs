@@ -51,10 +51,10 @@ pub(crate) struct StdioProcess {
 
 impl StdioProcess {
     /// Spawns the command; returns the process and its stdout/stdin.
-    pub(crate) fn spawn(
+    pub(crate) async fn spawn(
         config: &StdioTransport,
     ) -> Result<(Self, ChildStdout, ChildStdin), SpawnError> {
-        Self::spawn_command(config).map_err(|e| {
+        Self::spawn_command(config).await.map_err(|e| {
             // A missing `cwd` fails the spawn with the same ENOENT as a
             // missing command: say which it was.
             match config
@@ -68,7 +68,9 @@ impl StdioProcess {
         })
     }
 
-    fn spawn_command(config: &StdioTransport) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
+    async fn spawn_command(
+        config: &StdioTransport,
+    ) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
         let mut cmd = tokio::process::Command::new(&config.command);
         // `env` is added to the inherited environment (PATH and the like stay).
         cmd.args(&config.args)
@@ -97,7 +99,7 @@ impl StdioProcess {
             wrapped.spawn()
         };
         #[cfg(target_os = "linux")]
-        let mut child = parent_death::on_spawner_thread(spawn)?;
+        let mut child = parent_death::on_spawner_thread(spawn).await?;
         #[cfg(not(target_os = "linux"))]
         let mut child = spawn()?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());

@@ -38,14 +38,16 @@ pub(super) fn kill_with_parent(cmd: &mut tokio::process::Command) {
 }
 
 /// Runs `spawn` (which forks) on the process-lifetime spawner thread, inside
-/// the caller's tokio runtime, and returns its result.
-pub(super) fn on_spawner_thread<T, F>(spawn: F) -> io::Result<T>
+/// the caller's tokio runtime, and returns its result. The caller's task
+/// waits without holding its worker thread, so connects to several servers
+/// overlap: one forks while the others' handshakes run.
+pub(super) async fn on_spawner_thread<T, F>(spawn: F) -> io::Result<T>
 where
     T: Send + 'static,
     F: FnOnce() -> io::Result<T> + Send + 'static,
 {
     let runtime = tokio::runtime::Handle::try_current().ok();
-    let (reply, answer) = mpsc::sync_channel(1);
+    let (reply, answer) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
         let _entered = runtime.as_ref().map(tokio::runtime::Handle::enter);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(spawn))
@@ -54,7 +56,7 @@ where
     });
     let gone = || io::Error::other("lousho's process-spawning thread is not running");
     spawner().ok_or_else(gone)?.send(job).map_err(|_| gone())?;
-    answer.recv().map_err(|_| gone())?
+    answer.await.map_err(|_| gone())?
 }
 
 fn spawner() -> Option<&'static mpsc::Sender<Job>> {

@@ -279,8 +279,8 @@ where
 }
 
 /// `message` as the reply to call `id`, when it is one; otherwise it is
-/// handed back.
-fn reply_to(message: ServerJsonRpcMessage, id: i64) -> Result<Reply, ServerJsonRpcMessage> {
+/// handed back (boxed: it is large and rare).
+fn reply_to(message: ServerJsonRpcMessage, id: i64) -> Result<Reply, Box<ServerJsonRpcMessage>> {
     let ours = RequestId::Number(id);
     match message {
         ServerJsonRpcMessage::Response(r) if r.id == ours => Ok(match r.result {
@@ -288,7 +288,7 @@ fn reply_to(message: ServerJsonRpcMessage, id: i64) -> Result<Reply, ServerJsonR
             _ => Reply::Unexpected,
         }),
         ServerJsonRpcMessage::Error(e) if e.id.as_ref() == Some(&ours) => Ok(Reply::Error(e.error)),
-        other => Err(other),
+        other => Err(Box::new(other)),
     }
 }
 
@@ -414,7 +414,7 @@ where
                         return Ok(reply);
                     }
                     Err(other) => {
-                        if inbound.send(other).await.is_err() {
+                        if inbound.send(*other).await.is_err() {
                             return Err(ServiceError::TransportClosed);
                         }
                     }
@@ -461,5 +461,5 @@ where
     }
 }
 
-#[cfg(all(test, feature = "mcp-server"))]
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
 //! The lane against a scripted Streamable HTTP server on loopback: JSON and
 //! SSE replies, what else a call's stream carries, a resumed stream, and the
-//! cancellation of an abandoned call.
+//! cancellation of an abandoned call. (The server is axum, which comes with
+//! `mcp-server`.)
+#![cfg(feature = "mcp-server")]
 
 use super::*;
 use crate::mcp::client::http::shared_client;

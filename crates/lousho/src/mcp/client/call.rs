@@ -74,6 +74,8 @@ pub(crate) enum CallFailure {
     Oversize,
     /// The reply could not be read; why.
     InvalidResponse(String),
+    /// The server no longer knows the HTTP session; the call did not run.
+    SessionGone,
 }
 
 impl CallFailure {
@@ -102,6 +104,7 @@ impl CallFailure {
                 return Ok(ToolOutput::error(message));
             }
             CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
+            CallFailure::SessionGone => SESSION_GONE_MESSAGE.to_owned(),
             CallFailure::Service(e) => describe(&e, timeout),
         };
         let mut message = format!("MCP server `{server}`: tool `{tool}` failed: {reason}");
@@ -116,7 +119,10 @@ impl CallFailure {
     pub(crate) fn is_disconnect(&self) -> bool {
         matches!(
             self,
-            CallFailure::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_))
+            CallFailure::SessionGone
+                | CallFailure::Service(
+                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
+                )
         )
     }
 }
@@ -129,6 +135,8 @@ async fn oversize(noise: Option<&StdoutNoise>, since: Option<u64>) {
         _ => std::future::pending().await,
     }
 }
+
+const SESSION_GONE_MESSAGE: &str = "the server no longer knows this session (HTTP 404: it restarted or expired it); the next call reconnects";
 
 const OVERSIZE_MESSAGE: &str = "the server sent a message larger than 16 MiB, which the stdio transport drops, so this call cannot complete; ask the tool for less data";
 
@@ -194,8 +202,12 @@ pub(crate) async fn call_on(
             }
             Some(DirectLane::Http(http)) => {
                 match send_http_direct(http, tool, arguments, timeout, ctx, &span).await {
+                    // rmcp's worker recovers an expired session and sends
+                    // the call again.
+                    None | Some(Err(CallFailure::SessionGone)) => {
+                        send_call(peer, live, tool, arguments, timeout, ctx, &span).await
+                    }
                     Some(result) => result,
-                    None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
                 }
             }
             None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
@@ -223,6 +235,9 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
         Ok(_) => {}
         Err(CallFailure::Cancelled) => spans::record_error(span, "cancelled", &"cancelled"),
         Err(CallFailure::Oversize) => spans::record_error(span, "oversize", &OVERSIZE_MESSAGE),
+        Err(CallFailure::SessionGone) => {
+            spans::record_error(span, "session_gone", &SESSION_GONE_MESSAGE);
+        }
         Err(CallFailure::InvalidResponse(reason)) => {
             spans::record_error(span, "invalid_response", reason);
         }
@@ -378,6 +393,7 @@ async fn await_direct(
         Reply::Error(error) => Err(CallFailure::Service(ServiceError::McpError(error))),
         Reply::Unexpected => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
         Reply::Invalid(reason) => Err(CallFailure::InvalidResponse(reason)),
+        Reply::SessionGone => Err(CallFailure::SessionGone),
     }
 }
 

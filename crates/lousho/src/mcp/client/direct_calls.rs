@@ -46,6 +46,9 @@ pub(crate) enum Reply {
     Unexpected,
     /// A reply that cannot be read; why.
     Invalid(String),
+    /// The server no longer knows the session (HTTP 404): the call did not
+    /// run; rmcp's path sets up a new session and sends it again.
+    SessionGone,
 }
 
 /// The direct calls of one stdio connection. Cheap to clone.

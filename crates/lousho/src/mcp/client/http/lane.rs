@@ -331,6 +331,10 @@ where
                 Err(StreamableHttpError::UnexpectedServerResponse(text)) => {
                     Reply::Invalid(text.into_owned())
                 }
+                Err(StreamableHttpError::SessionExpired) => {
+                    client.replies().answered(&RequestId::Number(id));
+                    Reply::SessionGone
+                }
                 Err(e) => return Err(transport_error(e)),
             };
             // An unreadable reply became an error for the call; say why.

@@ -69,6 +69,10 @@ async fn on_post(State(seen): State<Seen>, headers: HeaderMap, body: String) -> 
         Some("resume") => sse(&["id: e1\nretry: 10\ndata: \n\n".to_owned()], true),
         Some("no-id") => sse(&[": nothing\n\n".to_owned()], true),
         Some("hang") => sse(&[], false),
+        Some("gone") => Response::builder()
+            .status(StatusCode::NOT_FOUND)
+            .body(Body::empty())
+            .unwrap_or_default(),
         _ if message.get("id").is_none() => Response::builder()
             .status(StatusCode::ACCEPTED)
             .body(Body::empty())
@@ -214,6 +218,13 @@ async fn a_stream_closed_with_nothing_to_resume_fails_the_call_with_the_reason()
         Ok(Reply::Invalid(why)) => assert!(why.contains("without a result"), "{why}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_session_the_server_forgot_sends_the_call_back_to_rmcp() {
+    let f = fixture().await;
+    let mut call = f.calls.call("gone", &args(), None).expect("a session");
+    assert!(matches!((&mut call.reply).await, Ok(Reply::SessionGone)));
 }
 
 /// Polls `call` (which sends it) until the server has its POST.

@@ -157,6 +157,51 @@ struct ReplyLine {
     error: Option<ErrorData>,
 }
 
+/// The JSON of a direct `tools/call` with id `id` (also its progress
+/// token), serialised once from borrowed parts; `meta` joins the progress
+/// token in `_meta`.
+pub(crate) fn call_message(
+    id: i64,
+    tool: &str,
+    arguments: &JsonObject,
+    meta: Option<&RequestMetaObject>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&CallLine {
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: CallParams {
+            meta: CallMeta {
+                progress_token: id,
+                more: meta.map(|m| &m.0.0),
+            },
+            name: tool,
+            arguments,
+        },
+    })
+}
+
+/// `message` read straight into a reply to a request: its id and the tool
+/// result or error. `None` for anything else (a notification, a request, a
+/// reply that is not a tool result or cannot be read), which is to be read
+/// the general way (that says what is wrong).
+pub(crate) fn read_reply(message: &[u8]) -> Option<(i64, Reply)> {
+    let ReplyLine {
+        id: Some(id),
+        method: None,
+        result,
+        error,
+    } = serde_json::from_slice::<ReplyLine>(message).ok()?
+    else {
+        return None;
+    };
+    match (result, error) {
+        (Some(result), None) => Some((id, Reply::Result(result))),
+        (None, Some(error)) => Some((id, Reply::Error(error))),
+        _ => None,
+    }
+}
+
 impl DirectCalls {
     /// Direct calls written by `out`.
     pub(crate) fn new(out: BatchWriter) -> Self {
@@ -178,20 +223,7 @@ impl DirectCalls {
         meta: Option<&RequestMetaObject>,
     ) -> Result<DirectCall, ServiceError> {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
-        let line = CallLine {
-            jsonrpc: "2.0",
-            id,
-            method: "tools/call",
-            params: CallParams {
-                meta: CallMeta {
-                    progress_token: id,
-                    more: meta.map(|m| &m.0.0),
-                },
-                name: tool,
-                arguments,
-            },
-        };
-        let mut bytes = serde_json::to_vec(&line).map_err(|e| {
+        let mut bytes = call_message(id, tool, arguments, meta).map_err(|e| {
             ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
                 "stdio",
                 std::any::TypeId::of::<Self>(),
@@ -235,22 +267,10 @@ impl DirectCalls {
     /// Reads `line` as the reply to a direct call and hands it over; `true`
     /// when it was one (nothing else is to be done with it).
     pub(crate) fn deliver(&self, line: &[u8]) -> bool {
-        let Ok(ReplyLine {
-            id: Some(id),
-            method: None,
-            result,
-            error,
-        }) = serde_json::from_slice::<ReplyLine>(line)
-        else {
-            return false;
-        };
-        let reply = match (result, error) {
-            (Some(result), None) => Reply::Result(result),
-            (None, Some(error)) => Reply::Error(error),
-            // Read the general way, which says what is wrong.
-            _ => return false,
-        };
-        self.answer(id, reply)
+        match read_reply(line) {
+            Some((id, reply)) => self.answer(id, reply),
+            None => false,
+        }
     }
 
     /// A message read the general way: a reply to a direct call (one that

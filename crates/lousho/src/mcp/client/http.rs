@@ -7,6 +7,7 @@
 
 mod inbound;
 mod lane;
+mod own_post;
 mod reply_check;
 mod standalone;
 

@@ -3,10 +3,12 @@
 //! Through rmcp's `Peer`, a call goes to the service task over a channel, on
 //! to the HTTP worker task over another, which spawns a task for the POST,
 //! and the reply travels back the same way: four task hops and their wake-ups
-//! per call. Here the caller POSTs the call itself, through the same client
-//! rmcp drives ([`Watched`], so the same headers, limits, status handling and
-//! reply checks apply), with the session id, protocol-version header and
-//! credentials rmcp last sent ([`LaneState::capture`]).
+//! per call. Here the caller POSTs the call itself, with the session id,
+//! protocol-version header and credentials rmcp last sent
+//! ([`LaneState::capture`]): on the plain shared reqwest client with
+//! lousho's own POST and a typed read of the reply ([`own_post`]), otherwise
+//! (an `oauth` entry's client) through the client rmcp drives ([`Watched`],
+//! so the same headers, limits, status handling and reply checks apply).
 //!
 //! A JSON reply is the result. An SSE reply is read here: the result ends the
 //! call; everything else on the stream (progress, logs, the server's own
@@ -20,15 +22,16 @@
 //! the handshake), and for sessions without an `initialize` handshake (they
 //! need per-request metadata only rmcp adds), calls keep rmcp's path.
 
+use super::own_post::{self, Posted, Prepared};
 use super::standalone::Watched;
-use crate::mcp::client::direct_calls::{FIRST_ID, Reply, cancellation};
+use crate::mcp::client::direct_calls::{FIRST_ID, Reply, call_message, cancellation};
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, GetMeta,
-    JsonObject, NumberOrString, ProgressToken, RequestId, RequestMetaObject, ServerJsonRpcMessage,
-    ServerNotification, ServerResult,
+    ClientJsonRpcMessage, JsonObject, NumberOrString, RequestId, RequestMetaObject,
+    ServerJsonRpcMessage, ServerNotification, ServerResult,
 };
 use rmcp::service::ServiceError;
 use rmcp::transport::DynamicTransportError;
@@ -62,6 +65,8 @@ pub(super) struct Session {
     auth: Option<String>,
     headers: HashMap<HeaderName, HeaderValue>,
     limits: StreamableHttpResponseLimits,
+    /// The same, ready for lousho's own POST.
+    prepared: Option<Prepared>,
 }
 
 /// The lane's state that the HTTP client sees too: the session as rmcp last
@@ -97,12 +102,14 @@ impl LaneState {
             s.uri == *uri && s.id.as_ref() == id && s.auth.as_ref() == auth && s.headers == *headers
         });
         if !same {
+            let prepared = Prepared::new(uri, id.map(|s| &**s), auth.map(String::as_str), headers);
             *session = Some(Arc::new(Session {
                 uri: uri.clone(),
                 id: id.cloned(),
                 auth: auth.cloned(),
                 headers: headers.clone(),
                 limits,
+                prepared,
             }));
         }
     }
@@ -123,12 +130,12 @@ impl LaneState {
 
 /// The HTTP client side of the lane: one POST exchange, one notification.
 pub(super) trait Post: Send + Sync {
-    /// POSTs the call `id` and reads its reply; other messages on its stream
-    /// go to `inbound`.
+    /// POSTs `call` (the JSON of call `id`) and reads its reply; other
+    /// messages on its stream go to `inbound`.
     fn exchange(
         &self,
         session: Arc<Session>,
-        message: ClientJsonRpcMessage,
+        call: Bytes,
         id: i64,
         inbound: mpsc::Sender<ServerJsonRpcMessage>,
     ) -> BoxFuture<'static, Result<Reply, ServiceError>>;
@@ -227,15 +234,9 @@ impl HttpCalls {
     ) -> Option<HttpCall> {
         let session = lock(&self.state.session).clone()?;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
-        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        if let Some(meta) = meta {
-            request.get_meta_mut().extend(meta);
-        }
-        request
-            .get_meta_mut()
-            .set_progress_token(ProgressToken(NumberOrString::Number(id)));
-        let message = ClientJsonRpcMessage::request(request, RequestId::Number(id));
+        // Arguments that do not serialise (a map of plain JSON always does)
+        // take rmcp's path, which says why.
+        let message = Bytes::from(call_message(id, tool, arguments, meta.as_ref()).ok()?);
         let progress = Arc::new(Notify::new());
         lock(&self.state.progress).insert(id, progress.clone());
         let done = Arc::new(AtomicBool::new(false));
@@ -280,7 +281,10 @@ where
 
 /// `message` as the reply to call `id`, when it is one; otherwise it is
 /// handed back (boxed: it is large and rare).
-fn reply_to(message: ServerJsonRpcMessage, id: i64) -> Result<Reply, Box<ServerJsonRpcMessage>> {
+pub(super) fn reply_to(
+    message: ServerJsonRpcMessage,
+    id: i64,
+) -> Result<Reply, Box<ServerJsonRpcMessage>> {
     let ours = RequestId::Number(id);
     match message {
         ServerJsonRpcMessage::Response(r) if r.id == ours => Ok(match r.result {
@@ -303,12 +307,35 @@ where
     fn exchange(
         &self,
         session: Arc<Session>,
-        message: ClientJsonRpcMessage,
+        call: Bytes,
         id: i64,
         inbound: mpsc::Sender<ServerJsonRpcMessage>,
     ) -> BoxFuture<'static, Result<Reply, ServiceError>> {
         let client = self.clone();
         Box::pin(async move {
+            let ours = RequestId::Number(id);
+            if let (Some(http), Some(prepared)) = (client.plain(), &session.prepared) {
+                client.replies().sent(&ours);
+                let posted = own_post::post(http, prepared, call.clone(), id, session.limits)
+                    .await
+                    .map_err(|e| {
+                        transport_error(StreamableHttpError::<reqwest::Error>::Client(e))
+                    })?;
+                let reply = match posted {
+                    Posted::Reply(reply) => Some(reply),
+                    Posted::Stream(stream) => {
+                        let stream = client.checked(stream);
+                        Some(client.read_stream(&session, stream, id, &inbound).await?)
+                    }
+                    // Not run: rmcp's client says why, in its typed errors.
+                    Posted::Rejected => None,
+                };
+                if let Some(reply) = reply {
+                    return Ok(client.with_reason(reply, &ours));
+                }
+            }
+            let message = serde_json::from_slice::<ClientJsonRpcMessage>(&call)
+                .map_err(|e| transport_error(StreamableHttpError::<C::Error>::Deserialize(e)))?;
             let posted = client
                 .post_message_with_response_limits(
                     session.uri.clone(),
@@ -337,12 +364,7 @@ where
                 }
                 Err(e) => return Err(transport_error(e)),
             };
-            // An unreadable reply became an error for the call; say why.
-            let invalid = client.replies().take_invalid(&RequestId::Number(id));
-            Ok(match (reply, invalid) {
-                (Reply::Error(_), Some(reason)) => Reply::Invalid(reason),
-                (reply, _) => reply,
-            })
+            Ok(client.with_reason(reply, &ours))
         })
     }
 
@@ -375,6 +397,21 @@ impl<C> Watched<C>
 where
     C: StreamableHttpClient + Sync + 'static,
 {
+    /// The client, when it is the plain shared reqwest client (which lousho
+    /// can POST with itself).
+    fn plain(&self) -> Option<&reqwest::Client> {
+        (self.inner() as &dyn std::any::Any).downcast_ref::<reqwest::Client>()
+    }
+
+    /// `reply` to call `ours`, with the reason when an unreadable reply was
+    /// turned into an error for it; the call is forgotten.
+    fn with_reason(&self, reply: Reply, ours: &RequestId) -> Reply {
+        match (reply, self.replies().take_invalid(ours)) {
+            (Reply::Error(_), Some(reason)) => Reply::Invalid(reason),
+            (reply, _) => reply,
+        }
+    }
+
     /// Reads the call's SSE stream up to its reply, resuming it with
     /// `Last-Event-ID` when it closes early.
     async fn read_stream(

@@ -95,7 +95,14 @@ impl<C> Watched<C> {
         &self.replies
     }
 
-    fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+    /// The client this one wraps.
+    pub(super) fn inner(&self) -> &C {
+        &self.inner
+    }
+
+    /// `stream` with its events checked: unreadable replies to requests in
+    /// flight become errors, progress about direct calls is noted.
+    pub(super) fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
         reply_check::checked(stream, self.replies.clone(), self.lane.clone())
     }
 

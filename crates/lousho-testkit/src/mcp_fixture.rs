@@ -299,6 +299,12 @@ pub async fn serve_http(stateless: bool) -> HttpFixture {
 
 /// Serves `fixture` over Streamable HTTP, like [`serve_http`].
 pub async fn serve_http_fixture(fixture: Fixture, stateless: bool) -> HttpFixture {
+    serve_http_at(fixture, stateless, "127.0.0.1:0").await
+}
+
+/// Serves `fixture` over Streamable HTTP on `addr` (say, the address of a
+/// stopped fixture: a restarted server that knows none of its sessions).
+pub async fn serve_http_at(fixture: Fixture, stateless: bool, addr: &str) -> HttpFixture {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -336,7 +342,7 @@ pub async fn serve_http_fixture(fixture: Fixture, stateless: bool) -> HttpFixtur
                 }
             },
         ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = ct.clone();
     let task = tokio::spawn(async move {

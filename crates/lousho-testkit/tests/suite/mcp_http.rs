@@ -3,7 +3,7 @@
 use super::fixture::call;
 use lousho::mcp::{ConnectOptions, McpError, ServerStatus};
 use lousho::{McpServer, connect_mcp};
-use lousho_testkit::mcp_fixture::serve_http;
+use lousho_testkit::mcp_fixture::{Fixture, serve_http, serve_http_at};
 use serde_json::json;
 
 #[tokio::test]
@@ -122,4 +122,35 @@ async fn oauth_entries_without_a_token_store_need_auth() {
     assert!(matches!(err, McpError::TokensRequired { .. }));
     assert!(err.to_string().contains("ConnectOptions::tokens"), "{err}");
     assert_eq!(mcp.status()["secure"], ServerStatus::NeedsAuth);
+}
+
+/// A server that restarted knows none of its sessions: it answers the next
+/// call (on lousho's direct lane) with 404. The call goes back to rmcp's
+/// path, which sets up a new session and sends it again: the call works.
+#[tokio::test]
+async fn a_restarted_http_server_is_reconnected_to() {
+    let server = serve_http(false).await;
+    let url = server.url.clone();
+    let mcp = connect_mcp([("web", McpServer::http(&url))], ConnectOptions::default())
+        .await
+        .unwrap();
+    let echo = mcp.tools().get("web__echo").unwrap().clone();
+    let before = call(&echo, json!({"text": "before"})).await;
+    assert_eq!(before.to_model_text(), "before");
+    server.stop().await;
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let restarted = serve_http_at(Fixture::new(), false, &addr).await;
+    let first = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        call(&echo, json!({"text": "after"})),
+    )
+    .await
+    .expect("the call after the restart hung");
+    assert!(!first.is_error, "{}", first.to_model_text());
+    assert_eq!(first.to_model_text(), "after");
+    mcp.close().await;
+    restarted.stop().await;
 }

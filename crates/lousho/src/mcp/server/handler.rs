@@ -5,7 +5,7 @@ use super::agent_tool::{self, Approver, Outcome};
 use super::approval;
 use super::invalid_params::custom_request_error;
 use super::mrtr::{ParkedRuns, Round, Step};
-use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
+use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, ToClient, from_rmcp_level};
 use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
@@ -214,7 +214,7 @@ impl LoushoServer {
         let caps = cx.client_capabilities().unwrap_or_default();
         let modern = cx.protocol_version().is_some_and(|v| !v.has_initialize());
         PeerChannel {
-            peer: cx.peer.clone(),
+            to_client: ToClient::Peer(cx.peer.clone()),
             progress,
             log: self.log.clone(),
             answers: self.inner.answers && !modern,
@@ -271,16 +271,28 @@ impl ServerHandler for LoushoServer {
             .call_tool_in_span(request, cx)
             .instrument(span.clone())
             .await;
-        if !span.is_disabled() {
-            match &result {
-                Err(e) => spans::record_error(&span, &e.code.0.to_string(), &e.message),
-                Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
-                    spans::record_error(&span, "tool_error", &"the tool returned an error result");
-                }
-                Ok(_) => {}
-            }
-        }
+        let complete = match &result {
+            Ok(CallToolResponse::Complete(r)) => Ok(Some(r)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(e),
+        };
+        record_outcome(&span, complete);
         result
+    }
+}
+
+/// Marks the call's server span with its failure: a JSON-RPC error, or a
+/// tool's error result (`Ok(None)`: an answer that is not a result).
+pub(crate) fn record_outcome(span: &Span, outcome: Result<Option<&CallToolResult>, &ErrorData>) {
+    if span.is_disabled() {
+        return;
+    }
+    match outcome {
+        Err(e) => spans::record_error(span, &e.code.0.to_string(), &e.message),
+        Ok(Some(r)) if r.is_error == Some(true) => {
+            spans::record_error(span, "tool_error", &"the tool returned an error result");
+        }
+        Ok(_) => {}
     }
 }
 
@@ -292,8 +304,21 @@ fn server_span(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>)
         .get::<axum::http::request::Parts>()
         .and_then(|p| p.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok());
-    let span = spans::mcp_server_call(&request.name, &cx.id.to_string(), session);
-    propagate::adopt_remote_parent(&span, &cx.meta);
+    server_span_of(&request.name, &cx.id, session, Some(&cx.meta))
+}
+
+/// The server span of a call of `tool` with request id `id` (on HTTP
+/// session `session`), a child of the caller's span in `meta`.
+pub(crate) fn server_span_of(
+    tool: &str,
+    id: &rmcp::model::RequestId,
+    session: Option<&str>,
+    meta: Option<&rmcp::model::RequestMetaObject>,
+) -> Span {
+    let span = spans::mcp_server_call(tool, &id.to_string(), session);
+    if let Some(meta) = meta {
+        propagate::adopt_remote_parent(&span, meta);
+    }
     span
 }
 
@@ -361,6 +386,55 @@ impl LoushoServer {
                 None,
             ));
         }
+        let progress = match cx.meta.get_progress_token() {
+            Some(t) => ProgressTo::Direct(t),
+            None => ProgressTo::Nowhere,
+        };
+        let channel = self.channel(&cx, progress);
+        self.run_direct(request, id, channel, &request_cancel)
+            .await
+            .map(Into::into)
+    }
+
+    /// Whether a stateless HTTP call of `tool` can be answered without
+    /// rmcp's per-request service: a directly served tool, with no approval
+    /// to ask (the client could not answer) — see `http/direct_call.rs`.
+    pub(crate) fn answers_stateless(&self, tool: &str) -> bool {
+        let inner = &self.inner;
+        !inner.answers
+            && inner.approval.is_none()
+            && !inner.agents.contains_key(tool)
+            && inner.direct.contains(tool)
+    }
+
+    /// The channel of such a call: its notifications go to `queue`.
+    pub(crate) fn queue_channel(
+        &self,
+        queue: mpsc::Sender<rmcp::model::ServerNotification>,
+    ) -> PeerChannel {
+        PeerChannel {
+            to_client: ToClient::Queue(queue),
+            progress: ProgressTo::Nowhere,
+            log: LogFilter::default(),
+            answers: false,
+            modern: false,
+            elicitation: false,
+            sampling: false,
+            sampling_tools: false,
+        }
+    }
+
+    /// Runs a directly served tool: the approval gate (when approvals are
+    /// asked), then the tool; ends early when `request_cancel` fires.
+    pub(crate) async fn run_direct(
+        &self,
+        request: CallToolRequestParams,
+        id: String,
+        channel: PeerChannel,
+        request_cancel: &CancellationToken,
+    ) -> Result<CallToolResult, ErrorData> {
+        let inner = &self.inner;
+        let run_cancel = inner.shutdown.child_token();
         let call = ToolCall {
             id,
             name: request.name.to_string(),
@@ -368,11 +442,6 @@ impl LoushoServer {
                 .arguments
                 .map_or_else(|| Value::Object(Default::default()), Value::Object),
         };
-        let progress = match cx.meta.get_progress_token() {
-            Some(t) => ProgressTo::Direct(t),
-            None => ProgressTo::Nowhere,
-        };
-        let channel = self.channel(&cx, progress);
         let gate = async {
             match inner.approval {
                 Some(timeout) => {
@@ -397,7 +466,7 @@ impl LoushoServer {
         });
         tokio::select! {
             biased;
-            out = run => Ok(out.into()),
+            out = run => Ok(out),
             () = request_cancel.cancelled() => {
                 run_cancel.cancel();
                 Err(ErrorData::internal_error("the call was cancelled", None))

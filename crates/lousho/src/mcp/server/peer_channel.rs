@@ -10,8 +10,9 @@ use crate::tool::{
 };
 use rmcp::ServiceError;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, LoggingMessageNotification,
+    LoggingMessageNotificationParam, ProgressNotification, ProgressNotificationParam,
+    ProgressToken, ServerNotification,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -53,10 +54,52 @@ pub(crate) enum ProgressTo {
     Run(ProgressToken, Arc<AtomicU32>),
 }
 
+/// Where a served call's messages to the client go.
+#[derive(Clone)]
+pub(crate) enum ToClient {
+    /// rmcp's peer of the connection or request: notifications and requests.
+    Peer(Peer<RoleServer>),
+    /// A stateless HTTP call answered without rmcp's per-request service:
+    /// notifications queue up for its response; it has no requests to make
+    /// (such a client cannot answer them).
+    Queue(tokio::sync::mpsc::Sender<ServerNotification>),
+}
+
+impl ToClient {
+    fn peer(&self) -> Option<&Peer<RoleServer>> {
+        match self {
+            ToClient::Peer(peer) => Some(peer),
+            ToClient::Queue(_) => None,
+        }
+    }
+
+    async fn notify(&self, notification: ServerNotification) -> Result<(), ServiceError> {
+        match self {
+            ToClient::Peer(peer) => peer.send_notification(notification).await,
+            ToClient::Queue(queue) => queue
+                .send(notification)
+                .await
+                .map_err(|_| ServiceError::TransportClosed),
+        }
+    }
+
+    async fn notify_progress(&self, param: ProgressNotificationParam) -> Result<(), ServiceError> {
+        self.notify(ProgressNotification::new(param).into()).await
+    }
+
+    async fn notify_logging_message(
+        &self,
+        param: LoggingMessageNotificationParam,
+    ) -> Result<(), ServiceError> {
+        self.notify(LoggingMessageNotification::new(param).into())
+            .await
+    }
+}
+
 /// What a served call's tools talk back through.
 #[derive(Clone)]
 pub(crate) struct PeerChannel {
-    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) to_client: ToClient,
     pub(crate) progress: ProgressTo,
     pub(crate) log: LogFilter,
     /// Whether the client can answer requests on this transport (not over
@@ -145,7 +188,7 @@ impl PeerChannel {
             let n = step.fetch_add(1, Ordering::Relaxed) + 1;
             let param =
                 ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(message);
-            if let Err(e) = self.peer.notify_progress(param).await {
+            if let Err(e) = self.to_client.notify_progress(param).await {
                 tracing::debug!(error = %e, "could not send a progress notification");
             }
         }
@@ -177,8 +220,10 @@ impl PeerChannel {
             what: "elicitation schema (use a flat object of string, number, integer, boolean and enum properties)",
             reason: e.to_string(),
         })?;
-        let result = self
-            .peer
+        let Some(peer) = self.to_client.peer() else {
+            return Err(cannot_answer(ACTION));
+        };
+        let result = peer
             .create_elicitation_with_timeout(params, timeout)
             .await
             .map_err(|e| service_error(ACTION, e))?;
@@ -231,7 +276,10 @@ impl ClientChannel for PeerChannel {
                 what: "sampling request",
                 reason: e.to_string(),
             })?;
-        let call = self.peer.create_message(params);
+        let Some(peer) = self.to_client.peer() else {
+            return Err(cannot_answer(ACTION));
+        };
+        let call = peer.create_message(params);
         let result = match timeout {
             None => call.await,
             Some(d) => match tokio::time::timeout(d, call).await {
@@ -277,7 +325,7 @@ impl ClientChannel for PeerChannel {
                 ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(text)
             }
         };
-        self.peer
+        self.to_client
             .notify_progress(param)
             .await
             .map_err(|e| service_error("report progress", e))
@@ -294,7 +342,7 @@ impl ClientChannel for PeerChannel {
         }
         let mut param = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
         param.logger = logger;
-        self.peer
+        self.to_client
             .notify_logging_message(param)
             .await
             .map_err(|e| service_error("send a log message", e))

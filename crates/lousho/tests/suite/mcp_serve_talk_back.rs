@@ -319,3 +319,105 @@ async fn the_served_agents_tools_talk_back_to_the_caller() {
         "the tool's numbers go in the message: {progress:?}"
     );
 }
+
+/// POSTs `body` to a stateless server as a plain client would; the JSON-RPC
+/// messages of the answer (one JSON body, or each event of a stream) and
+/// whether it was a stream.
+async fn post_raw(url: &str, body: Value) -> (Vec<Value>, bool) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let stream = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream");
+    let text = response.text().await.unwrap();
+    let messages = if stream {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
+            .collect()
+    } else {
+        vec![serde_json::from_str(&text).unwrap()]
+    };
+    (messages, stream)
+}
+
+/// Over stateless HTTP, lousho answers a plain call of a direct tool itself
+/// (without rmcp's per-request service): the same answer as rmcp gives it,
+/// JSON when the tool sends nothing first, and its log messages live in an
+/// event stream before the result when it does.
+#[tokio::test]
+async fn stateless_calls_answered_without_rmcp_match_rmcps_answers() {
+    let echo = DefinedTool::from_json(
+        "echo",
+        "Echo",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        |input: Value, _ctx: ToolContext| async move {
+            ToolOutput::text(input["text"].as_str().unwrap_or_default().to_owned())
+        },
+    )
+    .read_only();
+    let agent = Agent::builder().model("test").build().unwrap();
+    let server = serve_mcp(
+        ServeOptions::new(agent)
+            .tool(probe())
+            .tool(echo)
+            .http(HttpOptions::new().port(0)),
+    )
+    .await
+    .unwrap();
+    let url = server.url().unwrap();
+    let call = |id: u32, name: &str, token: bool| {
+        let mut params = json!({"name": name, "arguments": {"text": "hi"}});
+        if token {
+            params["_meta"] = json!({"progressToken": "t"});
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    // A progress token sends the call through rmcp (which may stream it).
+    let (here, here_streamed) = post_raw(&url, call(1, "echo", false)).await;
+    let (rmcp, _) = post_raw(&url, call(2, "echo", true)).await;
+    assert!(!here_streamed, "nothing before the result: JSON");
+    assert_eq!(here.len(), 1);
+    assert_eq!(here[0]["id"], 1);
+    assert_eq!(here[0]["result"], rmcp.last().unwrap()["result"]);
+    assert_eq!(here[0]["result"]["content"][0]["text"], "hi");
+
+    let (here, here_streamed) = post_raw(&url, call(3, "probe", false)).await;
+    assert!(here_streamed, "log messages come first: an event stream");
+    let logs: Vec<&Value> = here
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert_eq!(logs.len(), 2, "{here:?}");
+    assert_eq!(logs[1]["params"]["data"], "loud");
+    let last = here.last().unwrap();
+    assert_eq!(last["id"], 3);
+    let text = last["result"]["content"][0]["text"].as_str().unwrap();
+    let (rmcp, _) = post_raw(&url, call(4, "probe", true)).await;
+    let rmcp_text = rmcp.last().unwrap()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    // The same, but for the progress the token asked for.
+    let without_progress = |t: &str| t.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(without_progress(text), without_progress(rmcp_text));
+    assert!(
+        text.contains("progress: Err(ProgressNotRequested)"),
+        "{text}"
+    );
+    assert!(text.contains("HttpOptions::stateful(true)"), "{text}");
+
+    // An unknown tool is rmcp's to answer, as before.
+    let (unknown, _) = post_raw(&url, call(5, "nope", false)).await;
+    assert_eq!(unknown[0]["error"]["code"], -32602, "{unknown:?}");
+    server.close().await.unwrap();
+}

@@ -137,39 +137,68 @@ pub(super) async fn answer(
         record_outcome(&span, outcome.as_ref().map(Some));
         outcome
     });
-    tokio::select! {
+    let first = tokio::select! {
         biased;
-        outcome = &mut run => json_response(&message(outcome, reply_id)),
-        Some(first) = notes.recv() => {
-            // A notification before the answer: the whole sequence as an
-            // event stream, the run driven by the body.
-            let first = ServerJsonRpcMessage::notification(first);
-            let rest = futures::stream::unfold(
-                (Some(run), notes, reply_id),
-                |(run, mut notes, reply_id)| async move {
-                    let mut run = run?;
-                    tokio::select! {
-                        biased;
-                        Some(note) = notes.recv() => {
-                            Some((ServerJsonRpcMessage::notification(note), (Some(run), notes, reply_id)))
-                        }
-                        outcome = &mut run => {
-                            Some((message(outcome, reply_id.clone()), (None, notes, reply_id)))
-                        }
-                    }
-                },
-            );
-            event_stream(futures::stream::once(async { first }).chain(rest))
+        outcome = &mut run => Ok(outcome),
+        Some(note) = notes.recv() => Err(note),
+    };
+    let first = match first {
+        Ok(outcome) => {
+            // Notifications the run queued before it ended go first.
+            let mut messages = Vec::new();
+            while let Ok(note) = notes.try_recv() {
+                messages.push(ServerJsonRpcMessage::notification(note));
+            }
+            let answer = message(outcome, reply_id);
+            if messages.is_empty() {
+                return json_response(&answer);
+            }
+            messages.push(answer);
+            return event_stream(futures::stream::iter(messages));
         }
-    }
+        Err(note) => ServerJsonRpcMessage::notification(note),
+    };
+    // A notification while the run goes on: the whole sequence as a live
+    // event stream, the run driven by the body.
+    let rest = futures::stream::unfold(
+        (Some(run), notes, reply_id),
+        |(run, mut notes, reply_id)| async move {
+            let mut run = run?;
+            tokio::select! {
+                biased;
+                Some(note) = notes.recv() => {
+                    let note = vec![ServerJsonRpcMessage::notification(note)];
+                    Some((note, (Some(run), notes, reply_id)))
+                }
+                outcome = &mut run => {
+                    // Whatever was queued before the end still goes first.
+                    let mut last = Vec::new();
+                    while let Ok(note) = notes.try_recv() {
+                        last.push(ServerJsonRpcMessage::notification(note));
+                    }
+                    last.push(message(outcome, reply_id.clone()));
+                    Some((last, (None, notes, reply_id)))
+                }
+            }
+        },
+    )
+    .flat_map(futures::stream::iter);
+    event_stream(futures::stream::once(async { first }).chain(rest))
 }
 
+/// The answer, in the shape rmcp gives peers of a handshake version: no
+/// `resultType`, object-only structured output.
 fn message(
     outcome: Result<rmcp::model::CallToolResult, ErrorData>,
     id: RequestId,
 ) -> ServerJsonRpcMessage {
     match outcome {
-        Ok(result) => ServerJsonRpcMessage::response(ServerResult::CallToolResult(result), id),
+        Ok(result) => {
+            let mut result = ServerResult::CallToolResult(result);
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+            ServerJsonRpcMessage::response(result, id)
+        }
         Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
     }
 }

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 mod framing;
-mod typed_call;
+pub(super) mod typed_call;
 
 pub(crate) use framing::LineTransport;
 

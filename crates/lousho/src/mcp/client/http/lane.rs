@@ -336,16 +336,7 @@ where
             }
             let message = serde_json::from_slice::<ClientJsonRpcMessage>(&call)
                 .map_err(|e| transport_error(StreamableHttpError::<C::Error>::Deserialize(e)))?;
-            let posted = client
-                .post_message_with_response_limits(
-                    session.uri.clone(),
-                    message,
-                    session.id.clone(),
-                    session.auth.clone(),
-                    session.headers.clone(),
-                    session.limits,
-                )
-                .await;
+            let posted = client.post_as_rmcp(&session, message).await;
             let reply = match posted {
                 Ok(StreamableHttpPostResponse::Json(message, _)) => reply_to(message, id)
                     .unwrap_or_else(|_| {
@@ -375,16 +366,7 @@ where
     ) -> BoxFuture<'static, ()> {
         let client = self.clone();
         Box::pin(async move {
-            let _ = client
-                .post_message_with_response_limits(
-                    session.uri.clone(),
-                    message,
-                    session.id.clone(),
-                    session.auth.clone(),
-                    session.headers.clone(),
-                    session.limits,
-                )
-                .await;
+            let _ = client.post_as_rmcp(&session, message).await;
         })
     }
 
@@ -397,6 +379,24 @@ impl<C> Watched<C>
 where
     C: StreamableHttpClient + Sync + 'static,
 {
+    /// POSTs `message` through rmcp's client, as rmcp's worker would on
+    /// `session`.
+    async fn post_as_rmcp(
+        &self,
+        session: &Session,
+        message: ClientJsonRpcMessage,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
+        self.post_message_with_response_limits(
+            session.uri.clone(),
+            message,
+            session.id.clone(),
+            session.auth.clone(),
+            session.headers.clone(),
+            session.limits,
+        )
+        .await
+    }
+
     /// The client, when it is the plain shared reqwest client (which lousho
     /// can POST with itself).
     fn plain(&self) -> Option<&reqwest::Client> {

@@ -20,16 +20,16 @@
 //! whole sequence goes out as an event stream, live.
 
 use super::super::handler::{LoushoServer, record_outcome, server_span_of};
+use super::super::stdio::typed_call::read_call_parts;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
 use rmcp::model::{
-    CallToolRequestMethod, CallToolRequestParams, ErrorData, JsonRpcVersion2_0, RequestId,
-    ServerJsonRpcMessage, ServerNotification, ServerResult,
+    CallToolRequestParams, ErrorData, RequestId, ServerJsonRpcMessage, ServerNotification,
+    ServerResult,
 };
-use serde::Deserialize;
 use std::convert::Infallible;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -44,18 +44,6 @@ pub(super) struct DirectCall {
     params: CallToolRequestParams,
 }
 
-#[derive(Deserialize)]
-struct CallBody {
-    // Checked ("2.0") though unused.
-    #[allow(dead_code)]
-    jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
-    // Checked ("tools/call").
-    #[allow(dead_code)]
-    method: CallToolRequestMethod,
-    params: CallToolRequestParams,
-}
-
 /// Protocol versions with the `initialize` handshake, as a client names them
 /// in `MCP-Protocol-Version`.
 const HANDSHAKE_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -66,7 +54,7 @@ pub(super) fn read(server: &LoushoServer, headers: &HeaderMap, body: &[u8]) -> O
     if !plain_headers(headers) {
         return None;
     }
-    let CallBody { id, params, .. } = serde_json::from_slice::<CallBody>(body).ok()?;
+    let (id, params) = read_call_parts(body)?;
     if let Some(meta) = &params.meta
         && (meta.get_progress_token().is_some() || meta.protocol_version().is_some())
     {

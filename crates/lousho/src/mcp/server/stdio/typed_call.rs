@@ -24,11 +24,18 @@ struct CallLine {
     params: CallToolRequestParams,
 }
 
+/// `message` as a `tools/call` request: its id and params (`_meta` among
+/// them); `None` for any other message.
+pub(crate) fn read_call_parts(message: &[u8]) -> Option<(RequestId, CallToolRequestParams)> {
+    let CallLine { id, params, .. } = serde_json::from_slice::<CallLine>(message).ok()?;
+    Some((id, params))
+}
+
 /// `line` as a `tools/call` request, built as rmcp's own reading builds it
 /// (the `_meta` of the params in the request's extensions); `None` for any
 /// other line.
 pub(crate) fn read_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    let CallLine { id, mut params, .. } = serde_json::from_slice::<CallLine>(line).ok()?;
+    let (id, mut params) = read_call_parts(line)?;
     let mut extensions = Extensions::new();
     if let Some(meta) = params.meta.take() {
         extensions.insert(meta);

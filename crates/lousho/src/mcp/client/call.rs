@@ -74,8 +74,6 @@ pub(crate) enum CallFailure {
     Oversize,
     /// The reply could not be read; why.
     InvalidResponse(String),
-    /// The server no longer knows the HTTP session; the call did not run.
-    SessionGone,
 }
 
 impl CallFailure {
@@ -104,7 +102,6 @@ impl CallFailure {
                 return Ok(ToolOutput::error(message));
             }
             CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
-            CallFailure::SessionGone => SESSION_GONE_MESSAGE.to_owned(),
             CallFailure::Service(e) => describe(&e, timeout),
         };
         let mut message = format!("MCP server `{server}`: tool `{tool}` failed: {reason}");
@@ -119,10 +116,7 @@ impl CallFailure {
     pub(crate) fn is_disconnect(&self) -> bool {
         matches!(
             self,
-            CallFailure::SessionGone
-                | CallFailure::Service(
-                    ServiceError::TransportClosed | ServiceError::TransportSend(_)
-                )
+            CallFailure::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_))
         )
     }
 }
@@ -135,8 +129,6 @@ async fn oversize(noise: Option<&StdoutNoise>, since: Option<u64>) {
         _ => std::future::pending().await,
     }
 }
-
-const SESSION_GONE_MESSAGE: &str = "the server no longer knows this session (HTTP 404: it restarted or expired it); the next call reconnects";
 
 const OVERSIZE_MESSAGE: &str = "the server sent a message larger than 16 MiB, which the stdio transport drops, so this call cannot complete; ask the tool for less data";
 
@@ -202,12 +194,10 @@ pub(crate) async fn call_on(
             }
             Some(DirectLane::Http(http)) => {
                 match send_http_direct(http, tool, arguments, timeout, ctx, &span).await {
-                    // rmcp's worker recovers an expired session and sends
-                    // the call again.
-                    None | Some(Err(CallFailure::SessionGone)) => {
-                        send_call(peer, live, tool, arguments, timeout, ctx, &span).await
-                    }
                     Some(result) => result,
+                    // Not on the lane (yet), or the session is gone: rmcp's
+                    // worker sets up a new one and sends the call again.
+                    None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
                 }
             }
             None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
@@ -235,9 +225,6 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
         Ok(_) => {}
         Err(CallFailure::Cancelled) => spans::record_error(span, "cancelled", &"cancelled"),
         Err(CallFailure::Oversize) => spans::record_error(span, "oversize", &OVERSIZE_MESSAGE),
-        Err(CallFailure::SessionGone) => {
-            spans::record_error(span, "session_gone", &SESSION_GONE_MESSAGE);
-        }
         Err(CallFailure::InvalidResponse(reason)) => {
             spans::record_error(span, "invalid_response", reason);
         }
@@ -338,11 +325,12 @@ async fn send_direct(
             .map_err(|_closed| ServiceError::TransportClosed)
     };
     let oversize = oversize(noise, oversize_before);
-    await_direct(reply, &call.progress, oversize, timeout, ctx).await
+    into_result(await_direct(reply, &call.progress, oversize, timeout, ctx).await?)
 }
 
-/// The call on the connection's HTTP lane, POSTed from here; `None` while
-/// the lane cannot take it yet (rmcp has not used the session).
+/// The call on the connection's HTTP lane, POSTed from here; `None` when
+/// it is rmcp's to send: the lane cannot take it yet (rmcp has not used the
+/// session), or the server no longer knows the session.
 async fn send_http_direct(
     http: &HttpCalls,
     tool: &str,
@@ -353,9 +341,12 @@ async fn send_http_direct(
 ) -> Option<Result<CallToolResult, CallFailure>> {
     let mut call = http.call(tool, arguments, propagate::inject(span))?;
     record_id(span, call.id);
-    let reply = &mut call.reply;
     let never = std::future::pending();
-    Some(await_direct(reply, &call.progress, never, timeout, ctx).await)
+    match await_direct(&mut call.reply, &call.progress, never, timeout, ctx).await {
+        Ok(Some(reply)) => Some(into_result(reply)),
+        Ok(None) => None,
+        Err(failure) => Some(Err(failure)),
+    }
 }
 
 fn record_id(span: &Span, id: i64) {
@@ -367,13 +358,13 @@ fn record_id(span: &Span, id: i64) {
 /// Waits for a direct call's `reply` with the same timeout (restarted by
 /// `progress`), cancellation and failures as through rmcp; `oversize`
 /// resolves when the transport dropped a message that may have been it.
-async fn await_direct(
-    reply: impl Future<Output = Result<Reply, ServiceError>>,
+async fn await_direct<T>(
+    reply: impl Future<Output = Result<T, ServiceError>>,
     progress: &tokio::sync::Notify,
     oversize: impl Future<Output = ()>,
     timeout: Duration,
     ctx: &ToolContext,
-) -> Result<CallToolResult, CallFailure> {
+) -> Result<T, CallFailure> {
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline, reply, oversize);
     let reply = loop {
@@ -388,12 +379,16 @@ async fn await_direct(
             () = &mut deadline => return Err(CallFailure::Service(ServiceError::Timeout { timeout })),
         }
     };
-    match reply.map_err(CallFailure::Service)? {
+    reply.map_err(CallFailure::Service)
+}
+
+/// A direct call's reply as the call's outcome.
+fn into_result(reply: Reply) -> Result<CallToolResult, CallFailure> {
+    match reply {
         Reply::Result(result) => Ok(result),
         Reply::Error(error) => Err(CallFailure::Service(ServiceError::McpError(error))),
         Reply::Unexpected => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
         Reply::Invalid(reason) => Err(CallFailure::InvalidResponse(reason)),
-        Reply::SessionGone => Err(CallFailure::SessionGone),
     }
 }
 

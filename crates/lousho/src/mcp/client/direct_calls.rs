@@ -16,7 +16,7 @@
 //! of protocol versions without an `initialize` handshake (2026-07-28 on)
 //! need per-request metadata that rmcp adds, so they keep rmcp's path.
 
-use super::replies::{reason, reply_id};
+use super::replies::{failing, reply_id};
 use crate::mcp::batch_writer::BatchWriter;
 use rmcp::model::{
     CallToolResult, CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage,
@@ -46,9 +46,6 @@ pub(crate) enum Reply {
     Unexpected,
     /// A reply that cannot be read; why.
     Invalid(String),
-    /// The server no longer knows the session (HTTP 404): the call did not
-    /// run; rmcp's path sets up a new session and sends it again.
-    SessionGone,
 }
 
 /// The direct calls of one stdio connection. Cheap to clone.
@@ -305,8 +302,7 @@ impl DirectCalls {
     pub(crate) fn deliver_invalid(&self, line: &[u8], error: &serde_json::Error) -> bool {
         match reply_id(line).as_ref().and_then(direct_id) {
             Some(id) if self.inner.lock().waiting.contains_key(&id) => {
-                let why = reason(line, error);
-                tracing::warn!(id, error = %why, "the MCP server sent an invalid response; failing its request");
+                let why = failing(&id, line, error);
                 self.answer(id, Reply::Invalid(why))
             }
             _ => false,

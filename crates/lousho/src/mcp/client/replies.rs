@@ -77,18 +77,20 @@ impl Replies {
         error: &serde_json::Error,
     ) -> Option<ServerJsonRpcMessage> {
         let id = reply_id(body)?;
-        let reason = reason(body, error);
         {
             let mut state = self.lock();
             if !state.pending.remove(&id) {
                 return None;
             }
+        }
+        let reason = failing(&id, body, error);
+        {
+            let mut state = self.lock();
             if state.invalid.len() >= KEEP_REASONS {
                 state.invalid.clear();
             }
             state.invalid.insert(id.clone(), reason.clone());
         }
-        tracing::warn!(%id, error = %reason, "the MCP server sent an invalid response; failing its request");
         let data = ErrorData::new(
             ErrorCode::INTERNAL_ERROR,
             format!("the server sent an invalid response: {reason}"),
@@ -116,6 +118,18 @@ pub(crate) fn reply_id(body: &[u8]) -> Option<RequestId> {
         }) => Some(id),
         _ => None,
     }
+}
+
+/// Why the reply `body` to request `id` cannot be read (`error`), said in
+/// the log as the request fails.
+pub(crate) fn failing(
+    id: &dyn std::fmt::Display,
+    body: &[u8],
+    error: &serde_json::Error,
+) -> String {
+    let why = reason(body, error);
+    tracing::warn!(%id, error = %why, "the MCP server sent an invalid response; failing its request");
+    why
 }
 
 /// What is wrong with a reply, as precisely as can be said: the JSON error

@@ -7,24 +7,29 @@
 //! protocol-version header and credentials rmcp last sent
 //! ([`LaneState::capture`]): on the plain shared reqwest client with
 //! lousho's own POST and a typed read of the reply ([`own_post`]), otherwise
-//! (an `oauth` entry's client) through the client rmcp drives ([`Watched`],
-//! so the same headers, limits, status handling and reply checks apply).
+//! (an `oauth` entry's client) through the client rmcp's worker uses, so the
+//! same headers, limits and status handling apply.
 //!
-//! A JSON reply is the result. An SSE reply is read here: the result ends the
-//! call; everything else on the stream (progress, logs, the server's own
-//! requests) is handed to rmcp as if its transport had received it
+//! A JSON reply is the result. An SSE reply is read here, each event once,
+//! and checked as rmcp's streams are ([`reply_check`](super::reply_check)):
+//! an unreadable reply fails its request at once. The result ends the call;
+//! everything else on the stream (progress, logs, the server's own requests)
+//! is handed to rmcp as if its transport had received it
 //! ([`Inbound`](super::inbound::Inbound)), so the handler answers the
 //! server's requests as before. A stream that closes before the result is
 //! resumed with a GET and `Last-Event-ID` after the server's `retry` delay,
-//! as the spec asks.
+//! as the spec asks. A 404 for the session hands the call back to rmcp,
+//! which sets up a new session and sends it again.
 //!
 //! Until rmcp has made a POST on the session (it lists the tools right after
 //! the handshake), and for sessions without an `initialize` handshake (they
 //! need per-request metadata only rmcp adds), calls keep rmcp's path.
 
 use super::own_post::{self, Posted, Prepared};
+use super::reply_check::is_message_event;
 use super::standalone::Watched;
 use crate::mcp::client::direct_calls::{FIRST_ID, Reply, call_message, cancellation};
+use crate::mcp::client::replies::{failing, reply_id};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -128,6 +133,11 @@ impl LaneState {
     }
 }
 
+/// How a direct HTTP call ended: its reply, or `None` when the server no
+/// longer knows the session (HTTP 404; the call did not run): rmcp's path
+/// then sets up a new session and sends the call again.
+pub(crate) type Outcome = Result<Option<Reply>, ServiceError>;
+
 /// The HTTP client side of the lane: one POST exchange, one notification.
 pub(super) trait Post: Send + Sync {
     /// POSTs `call` (the JSON of call `id`) and reads its reply; other
@@ -138,7 +148,7 @@ pub(super) trait Post: Send + Sync {
         call: Bytes,
         id: i64,
         inbound: mpsc::Sender<ServerJsonRpcMessage>,
-    ) -> BoxFuture<'static, Result<Reply, ServiceError>>;
+    ) -> BoxFuture<'static, Outcome>;
 
     /// POSTs a notification, ignoring the outcome.
     fn notify(
@@ -146,9 +156,6 @@ pub(super) trait Post: Send + Sync {
         session: Arc<Session>,
         message: ClientJsonRpcMessage,
     ) -> BoxFuture<'static, ()>;
-
-    /// Forgets call `id`, abandoned before its reply.
-    fn forget(&self, id: i64);
 }
 
 /// The direct calls of one HTTP connection. Cheap to clone.
@@ -172,7 +179,7 @@ impl std::fmt::Debug for HttpCalls {
 /// it. Dropped before its reply, it sends `notifications/cancelled`.
 pub(crate) struct HttpCall {
     pub(crate) id: i64,
-    pub(crate) reply: BoxFuture<'static, Result<Reply, ServiceError>>,
+    pub(crate) reply: BoxFuture<'static, Outcome>,
     pub(crate) progress: Arc<Notify>,
     done: Arc<AtomicBool>,
     calls: HttpCalls,
@@ -182,11 +189,7 @@ pub(crate) struct HttpCall {
 impl Drop for HttpCall {
     fn drop(&mut self) {
         lock(&self.calls.state.progress).remove(&self.id);
-        if self.done.load(Ordering::Acquire) {
-            return;
-        }
-        self.calls.client.forget(self.id);
-        if self.calls.closed.is_cancelled() {
+        if self.done.load(Ordering::Acquire) || self.calls.closed.is_cancelled() {
             return;
         }
         let message = ClientJsonRpcMessage::notification(
@@ -279,6 +282,14 @@ where
     ))
 }
 
+/// `message`, read whole, as the reply to call `id`: one that answers
+/// another request is invalid.
+pub(super) fn only_reply(message: ServerJsonRpcMessage, id: i64) -> Reply {
+    reply_to(message, id).unwrap_or_else(|_| {
+        Reply::Invalid("the server's JSON reply answers another request".into())
+    })
+}
+
 /// `message` as the reply to call `id`, when it is one; otherwise it is
 /// handed back (boxed: it is large and rare).
 pub(super) fn reply_to(
@@ -296,10 +307,6 @@ pub(super) fn reply_to(
     }
 }
 
-fn is_message_event(event: Option<&str>) -> bool {
-    matches!(event, None | Some("" | "message"))
-}
-
 impl<C> Post for Watched<C>
 where
     C: StreamableHttpClient + Sync + 'static,
@@ -310,38 +317,31 @@ where
         call: Bytes,
         id: i64,
         inbound: mpsc::Sender<ServerJsonRpcMessage>,
-    ) -> BoxFuture<'static, Result<Reply, ServiceError>> {
+    ) -> BoxFuture<'static, Outcome> {
         let client = self.clone();
         Box::pin(async move {
-            let ours = RequestId::Number(id);
             if let (Some(http), Some(prepared)) = (client.plain(), &session.prepared) {
-                client.replies().sent(&ours);
                 let posted = own_post::post(http, prepared, call.clone(), id, session.limits)
                     .await
                     .map_err(|e| {
                         transport_error(StreamableHttpError::<reqwest::Error>::Client(e))
                     })?;
-                let reply = match posted {
-                    Posted::Reply(reply) => Some(reply),
+                match posted {
+                    Posted::Reply(reply) => return Ok(Some(reply)),
                     Posted::Stream(stream) => {
-                        let stream = client.checked(stream);
-                        Some(client.read_stream(&session, stream, id, &inbound).await?)
+                        return client
+                            .read_stream(&session, stream, id, &inbound)
+                            .await
+                            .map(Some);
                     }
                     // Not run: rmcp's client says why, in its typed errors.
-                    Posted::Rejected => None,
-                };
-                if let Some(reply) = reply {
-                    return Ok(client.with_reason(reply, &ours));
+                    Posted::Rejected => {}
                 }
             }
             let message = serde_json::from_slice::<ClientJsonRpcMessage>(&call)
                 .map_err(|e| transport_error(StreamableHttpError::<C::Error>::Deserialize(e)))?;
-            let posted = client.post_as_rmcp(&session, message).await;
-            let reply = match posted {
-                Ok(StreamableHttpPostResponse::Json(message, _)) => reply_to(message, id)
-                    .unwrap_or_else(|_| {
-                        Reply::Invalid("the server's JSON reply answers another request".into())
-                    }),
+            let reply = match client.post_as_rmcp(&session, message).await {
+                Ok(StreamableHttpPostResponse::Json(message, _)) => only_reply(message, id),
                 Ok(StreamableHttpPostResponse::Sse(stream, _)) => {
                     client.read_stream(&session, stream, id, &inbound).await?
                 }
@@ -349,13 +349,10 @@ where
                 Err(StreamableHttpError::UnexpectedServerResponse(text)) => {
                     Reply::Invalid(text.into_owned())
                 }
-                Err(StreamableHttpError::SessionExpired) => {
-                    client.replies().answered(&RequestId::Number(id));
-                    Reply::SessionGone
-                }
+                Err(StreamableHttpError::SessionExpired) => return Ok(None),
                 Err(e) => return Err(transport_error(e)),
             };
-            Ok(client.with_reason(reply, &ours))
+            Ok(Some(reply))
         })
     }
 
@@ -369,47 +366,36 @@ where
             let _ = client.post_as_rmcp(&session, message).await;
         })
     }
-
-    fn forget(&self, id: i64) {
-        self.replies().answered(&RequestId::Number(id));
-    }
 }
 
 impl<C> Watched<C>
 where
     C: StreamableHttpClient + Sync + 'static,
 {
-    /// POSTs `message` through rmcp's client, as rmcp's worker would on
-    /// `session`.
+    /// POSTs `message` with the client rmcp's worker uses, as the worker
+    /// would on `session`. (The wrapped client: the lane reads and checks
+    /// what comes back itself, once.)
     async fn post_as_rmcp(
         &self,
         session: &Session,
         message: ClientJsonRpcMessage,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
-        self.post_message_with_response_limits(
-            session.uri.clone(),
-            message,
-            session.id.clone(),
-            session.auth.clone(),
-            session.headers.clone(),
-            session.limits,
-        )
-        .await
+        self.inner()
+            .post_message_with_response_limits(
+                session.uri.clone(),
+                message,
+                session.id.clone(),
+                session.auth.clone(),
+                session.headers.clone(),
+                session.limits,
+            )
+            .await
     }
 
     /// The client, when it is the plain shared reqwest client (which lousho
     /// can POST with itself).
     fn plain(&self) -> Option<&reqwest::Client> {
         (self.inner() as &dyn std::any::Any).downcast_ref::<reqwest::Client>()
-    }
-
-    /// `reply` to call `ours`, with the reason when an unreadable reply was
-    /// turned into an error for it; the call is forgotten.
-    fn with_reason(&self, reply: Reply, ours: &RequestId) -> Reply {
-        match (reply, self.replies().take_invalid(ours)) {
-            (Reply::Error(_), Some(reason)) => Reply::Invalid(reason),
-            (reply, _) => reply,
-        }
     }
 
     /// Reads the call's SSE stream up to its reply, resuming it with
@@ -443,11 +429,22 @@ where
                 if !is_message_event(sse.event.as_deref()) {
                     continue;
                 }
-                // An unreadable reply to this call was already turned into an
-                // error for it; other unreadable events are skipped.
-                let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
-                    continue;
+                // Read once, and checked as rmcp's own streams are
+                // (`reply_check`): progress is noted, an unreadable reply
+                // fails its request at once.
+                let message = match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+                    Ok(message) => message,
+                    Err(e) => {
+                        if reply_id(data.as_bytes()) == Some(RequestId::Number(id)) {
+                            return Ok(Reply::Invalid(failing(&id, data.as_bytes(), &e)));
+                        }
+                        match self.replies().invalid(data.as_bytes(), &e) {
+                            Some(error) => error,
+                            None => continue,
+                        }
+                    }
                 };
+                self.lane().note(&message);
                 match reply_to(message, id) {
                     Ok(reply) => {
                         // Let a stream that ends here free its connection.
@@ -455,6 +452,7 @@ where
                         return Ok(reply);
                     }
                     Err(other) => {
+                        self.replies().received(&other);
                         if inbound.send(*other).await.is_err() {
                             return Err(ServiceError::TransportClosed);
                         }
@@ -477,6 +475,7 @@ where
             attempts = attempts.saturating_add(1);
             tokio::time::sleep(wait).await;
             let resumed = self
+                .inner()
                 .get_stream_with_max_sse_event_size(
                     session.uri.clone(),
                     session.id.clone(),

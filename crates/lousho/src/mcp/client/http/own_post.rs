@@ -13,7 +13,7 @@
 //! answers are read here, with rmcp's limits.
 
 use crate::mcp::client::direct_calls::{Reply, read_reply};
-use crate::mcp::client::replies::reason;
+use crate::mcp::client::replies::failing;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -105,7 +105,7 @@ pub(super) async fn post(
         .and_then(|v| v.split(';').next())
         .map(|v| v.trim().to_ascii_lowercase());
     if !status.is_success() {
-        let text = read_bounded(response, limits.max_error_response_size, true).await?;
+        let text = read_bounded(response, limits.max_error_response_size).await?;
         return Ok(Posted::Reply(Reply::Invalid(format!(
             "HTTP {status}: {}",
             String::from_utf8_lossy(&text)
@@ -117,7 +117,8 @@ pub(super) async fn post(
             if response.content_length().is_some_and(|n| n > limit as u64) {
                 return Ok(Posted::Reply(too_large(limit)));
             }
-            let body = read_bounded(response, limit.saturating_add(1), false).await?;
+            // One byte more than the limit says the body is over it.
+            let body = read_bounded(response, limit.saturating_add(1)).await?;
             if body.len() > limit {
                 return Ok(Posted::Reply(too_large(limit)));
             }
@@ -146,35 +147,23 @@ fn read_json(body: &[u8], id: i64) -> Reply {
         return reply;
     }
     match serde_json::from_slice::<ServerJsonRpcMessage>(body) {
-        Ok(message) => super::lane::reply_to(message, id).unwrap_or_else(|_| {
-            Reply::Invalid("the server's JSON reply answers another request".into())
-        }),
-        Err(e) => Reply::Invalid(reason(body, &e)),
+        Ok(message) => super::lane::only_reply(message, id),
+        Err(e) => Reply::Invalid(failing(&id, body, &e)),
     }
 }
 
-/// Up to `limit` bytes of the body (all of it, when `prefix` is false and
-/// it is shorter).
-async fn read_bounded(
-    response: reqwest::Response,
-    limit: usize,
-    prefix: bool,
-) -> Result<Vec<u8>, PostError> {
-    let mut body = Vec::with_capacity(
-        response
-            .content_length()
-            .map_or(0, |n| usize::try_from(n).unwrap_or(limit).min(limit)),
-    );
+/// The body, or its first `limit` bytes.
+async fn read_bounded(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, PostError> {
+    let expected = response
+        .content_length()
+        .and_then(|n| usize::try_from(n).ok());
+    let mut body = Vec::with_capacity(expected.unwrap_or(0).min(limit));
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk?;
         let room = limit - body.len();
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if chunk.len() >= room {
-            if !prefix {
-                // One byte over the limit tells the caller.
-                body.push(0);
-            }
+        if body.len() == limit {
             break;
         }
     }

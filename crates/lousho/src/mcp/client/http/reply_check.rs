@@ -13,6 +13,12 @@ use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
 use std::sync::Arc;
 
+/// Whether an SSE event of this type carries a JSON-RPC message (others,
+/// like `endpoint` or `ping`, are control frames).
+pub(super) fn is_message_event(event: Option<&str>) -> bool {
+    matches!(event, None | Some("" | "message"))
+}
+
 /// A request is about to be POSTed.
 pub(super) fn before_post(replies: &Replies, message: &ClientJsonRpcMessage) {
     if let Some(id) = request_id(message) {
@@ -49,7 +55,7 @@ pub(super) fn checked(
     stream
         .map(move |event| {
             event.map(|mut sse| {
-                let is_message = matches!(sse.event.as_deref(), None | Some("" | "message"));
+                let is_message = is_message_event(sse.event.as_deref());
                 if let (true, Some(data)) = (is_message, &sse.data)
                     && !data.trim().is_empty()
                 {

@@ -100,9 +100,14 @@ impl<C> Watched<C> {
         &self.inner
     }
 
+    /// What the direct lane needs to know.
+    pub(super) fn lane(&self) -> &LaneState {
+        &self.lane
+    }
+
     /// `stream` with its events checked: unreadable replies to requests in
     /// flight become errors, progress about direct calls is noted.
-    pub(super) fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
+    fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
         reply_check::checked(stream, self.replies.clone(), self.lane.clone())
     }
 
@@ -125,18 +130,6 @@ fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
             request: ClientRequest::InitializeRequest(_),
             ..
         })
-    )
-}
-
-/// A message of the direct lane (its calls and their cancellations), which
-/// sends what it captured rather than teaching it.
-fn is_direct(message: &ClientJsonRpcMessage) -> bool {
-    use crate::mcp::client::direct_calls::FIRST_ID;
-    use rmcp::model::NumberOrString;
-    matches!(
-        message,
-        ClientJsonRpcMessage::Request(JsonRpcRequest { id: NumberOrString::Number(id), .. })
-            if *id >= FIRST_ID
     )
 }
 
@@ -207,7 +200,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
-        if !initialize && !is_direct(&message) {
+        if !initialize {
             self.lane.capture(
                 &uri,
                 session_id.as_ref(),

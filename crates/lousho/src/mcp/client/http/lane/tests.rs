@@ -155,9 +155,9 @@ fn args() -> JsonObject {
         .unwrap_or_default()
 }
 
-fn text(reply: Result<Reply, ServiceError>) -> String {
+fn text(reply: Outcome) -> String {
     match reply {
-        Ok(Reply::Result(r)) => r
+        Ok(Some(Reply::Result(r))) => r
             .content
             .first()
             .and_then(|c| c.as_text())
@@ -215,7 +215,7 @@ async fn a_stream_closed_with_nothing_to_resume_fails_the_call_with_the_reason()
     let f = fixture().await;
     let mut call = f.calls.call("no-id", &args(), None).expect("a session");
     match (&mut call.reply).await {
-        Ok(Reply::Invalid(why)) => assert!(why.contains("without a result"), "{why}"),
+        Ok(Some(Reply::Invalid(why))) => assert!(why.contains("without a result"), "{why}"),
         other => panic!("{other:?}"),
     }
 }
@@ -224,7 +224,7 @@ async fn a_stream_closed_with_nothing_to_resume_fails_the_call_with_the_reason()
 async fn a_session_the_server_forgot_sends_the_call_back_to_rmcp() {
     let f = fixture().await;
     let mut call = f.calls.call("gone", &args(), None).expect("a session");
-    assert!(matches!((&mut call.reply).await, Ok(Reply::SessionGone)));
+    assert!(matches!((&mut call.reply).await, Ok(None)));
 }
 
 /// Polls `call` (which sends it) until the server has its POST.

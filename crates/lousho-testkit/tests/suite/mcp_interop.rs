@@ -39,6 +39,28 @@ fn everything() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Waits (30 s at most) until `who`, a server process just started, listens
+/// on `port`.
+async fn wait_listening(port: u16, who: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{who} did not start listening"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn check_everything_tools(mcp: &lousho::mcp::McpClient, server: &str) {
     let tools = mcp.tools();
     let echo = tools
@@ -98,10 +120,7 @@ async fn server_everything_over_stdio() {
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
     let Some(index) = everything() else { return };
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let mut child = tokio::process::Command::new("node")
         .arg(&index)
         .arg("streamableHttp")
@@ -112,17 +131,7 @@ async fn server_everything_over_streamable_http() {
         .spawn()
         .unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "server-everything did not start listening"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_listening(port, "server-everything").await;
     let mcp = connect_mcp([("web", McpServer::http(url))], ConnectOptions::default())
         .await
         .unwrap();
@@ -217,10 +226,7 @@ async fn python_sdk_server_over_streamable_http_streams_progress_and_elicits_mid
     let Some(python) = peer(".venv/bin/python") else {
         return;
     };
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let script = interop_dir().join("python/fastmcp_server.py");
     let mut child = tokio::process::Command::new(python)
         .arg(script)
@@ -230,17 +236,7 @@ async fn python_sdk_server_over_streamable_http_streams_progress_and_elicits_mid
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the Python server did not start listening"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_listening(port, "the Python server").await;
     // How many "answered" progress notifications the hook has seen.
     let (answered, mut answers) = tokio::sync::watch::channel(0usize);
     let options = ConnectOptions::default()

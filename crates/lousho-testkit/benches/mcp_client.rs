@@ -14,7 +14,10 @@
 //! fixture server instead, to see a real server's share;
 //! `MCP_BENCH_ONLY="stdio lousho"` runs only the subjects whose
 //! "transport client" starts with that text, and no big-message or connect
-//! rows — for profiling one client).
+//! rows — for profiling one client; `MCP_BENCH_ONLY=connect` runs only the
+//! connect rows; `MCP_BENCH_BALLAST_MIB=256` makes the benchmark process
+//! hold that much touched heap while it connects, as a busy agent would: a
+//! `fork` copies page tables in proportion to it, a `posix_spawn` does not).
 
 #![allow(
     clippy::unwrap_used,
@@ -322,8 +325,57 @@ async fn raw_connect() -> tokio::process::Child {
     child
 }
 
+/// Connect times (1 and 10 servers) for each connector, with the ballast
+/// `MCP_BENCH_BALLAST_MIB` asks for held while connecting.
+async fn connect_rows() -> Vec<(&'static str, Duration, Duration)> {
+    let mib: usize = std::env::var("MCP_BENCH_BALLAST_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    // Touched, so its pages are mapped.
+    let ballast = vec![1u8; mib << 20];
+    let mut connects = Vec::new();
+    for (name, who) in [
+        ("lousho", Connector::Lousho),
+        ("plain rmcp", Connector::Rmcp),
+        ("raw (floor)", Connector::Raw),
+    ] {
+        connects.push((
+            name,
+            connect_time(who, 1).await,
+            connect_time(who, 10).await,
+        ));
+    }
+    std::hint::black_box(&ballast);
+    connects
+}
+
+fn print_connects(connects: &[(&str, Duration, Duration)]) {
+    let ballast = std::env::var("MCP_BENCH_BALLAST_MIB").unwrap_or_else(|_| "0".into());
+    println!();
+    println!(
+        "Connect to stdio servers at once (spawn, handshake, tools/list; median of 7), {} cores, {ballast} MiB ballast",
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    println!();
+    println!("| client | 1 server ms | 10 servers ms | 10 vs 1 |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (name, one, ten) in connects {
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.2}× |",
+            one.as_secs_f64() * 1000.0,
+            ten.as_secs_f64() * 1000.0,
+            ten.as_secs_f64() / one.as_secs_f64()
+        );
+    }
+}
+
 #[tokio::main]
 async fn main() {
+    if std::env::var("MCP_BENCH_ONLY").as_deref() == Ok("connect") {
+        print_connects(&connect_rows().await);
+        return;
+    }
     let secs: u64 = std::env::var("MCP_BENCH_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -476,19 +528,7 @@ async fn main() {
         }
     }
 
-    // ---- connect time ----
-    let mut connects = Vec::new();
-    for (name, who) in [
-        ("lousho", Connector::Lousho),
-        ("plain rmcp", Connector::Rmcp),
-        ("raw (floor)", Connector::Raw),
-    ] {
-        connects.push((
-            name,
-            connect_time(who, 1).await,
-            connect_time(who, 10).await,
-        ));
-    }
+    let connects = connect_rows().await;
 
     println!();
     println!(
@@ -565,20 +605,5 @@ async fn main() {
         lousho_stdio.p50.as_secs_f64() / rmcp_stdio.p50.as_secs_f64(),
         lousho_stdio.rate / rmcp_stdio.rate
     );
-    println!();
-    println!(
-        "Connect to stdio servers at once (spawn, handshake, tools/list; median of 7), {} cores",
-        std::thread::available_parallelism().map_or(1, usize::from)
-    );
-    println!();
-    println!("| client | 1 server ms | 10 servers ms | 10 vs 1 |");
-    println!("| --- | ---: | ---: | ---: |");
-    for (name, one, ten) in connects {
-        println!(
-            "| {name} | {:.1} | {:.1} | {:.2}× |",
-            one.as_secs_f64() * 1000.0,
-            ten.as_secs_f64() * 1000.0,
-            ten.as_secs_f64() / one.as_secs_f64()
-        );
-    }
+    print_connects(&connects);
 }

@@ -1,17 +1,33 @@
 //! A stdio server's child process: spawned in its own process group with
 //! kill-on-drop; stopped by closing stdin, then SIGTERM to the group, then
 //! SIGKILL, and reaped — grandchildren (the `node` under `npx`) included.
-//! On Linux the server also dies with lousho's process ([`parent_death`]).
+//! On Linux the server also dies with lousho's process ([`parent_death`]),
+//! and is started without `fork` ([`linux_spawn`]).
 
+#[cfg(target_os = "linux")]
+mod linux_spawn;
 #[cfg(target_os = "linux")]
 mod parent_death;
 
 use super::config::{StderrMode, StdioTransport};
 use super::stderr::StderrBuffer;
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::{ChildStdin, ChildStdout};
+
+/// The server process's handle.
+#[cfg(target_os = "linux")]
+type Child = linux_spawn::ServerChild;
+#[cfg(not(target_os = "linux"))]
+type Child = Box<dyn process_wrap::tokio::ChildWrapper>;
+/// lousho's end of the server's stdout.
+#[cfg(target_os = "linux")]
+pub(crate) type ServerStdout = tokio::net::unix::pipe::Receiver;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type ServerStdout = tokio::process::ChildStdout;
+/// lousho's end of the server's stdin.
+#[cfg(target_os = "linux")]
+pub(crate) type ServerStdin = tokio::net::unix::pipe::Sender;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type ServerStdin = tokio::process::ChildStdin;
 
 /// How long a server gets to exit after its stdin closes.
 const STDIN_GRACE: Duration = Duration::from_millis(500);
@@ -29,6 +45,14 @@ pub(crate) enum SpawnError {
     Command(std::io::Error),
 }
 
+/// The buffer for the server's stderr, when it is captured.
+fn stderr_capture(config: &StdioTransport) -> Option<StderrBuffer> {
+    match config.stderr {
+        StderrMode::Capture(bytes) => Some(StderrBuffer::new(bytes)),
+        StderrMode::Inherit => None,
+    }
+}
+
 /// Why `dir` cannot be a child's working directory, if it cannot.
 fn unusable_dir(dir: &std::path::Path) -> Option<std::io::Error> {
     match std::fs::metadata(dir) {
@@ -43,7 +67,7 @@ fn unusable_dir(dir: &std::path::Path) -> Option<std::io::Error> {
 
 /// A running stdio server process.
 pub(crate) struct StdioProcess {
-    child: Option<Box<dyn ChildWrapper>>,
+    child: Option<Child>,
     pgid: Option<i32>,
     stderr: Option<StderrBuffer>,
     stderr_task: Option<tokio::task::JoinHandle<()>>,
@@ -53,7 +77,7 @@ impl StdioProcess {
     /// Spawns the command; returns the process and its stdout/stdin.
     pub(crate) async fn spawn(
         config: &StdioTransport,
-    ) -> Result<(Self, ChildStdout, ChildStdin), SpawnError> {
+    ) -> Result<(Self, ServerStdout, ServerStdin), SpawnError> {
         Self::spawn_command(config).await.map_err(|e| {
             // A missing `cwd` fails the spawn with the same ENOENT as a
             // missing command: say which it was.
@@ -68,9 +92,29 @@ impl StdioProcess {
         })
     }
 
+    #[cfg(target_os = "linux")]
     async fn spawn_command(
         config: &StdioTransport,
-    ) -> std::io::Result<(Self, ChildStdout, ChildStdin)> {
+    ) -> std::io::Result<(Self, ServerStdout, ServerStdin)> {
+        let owned = config.clone();
+        let raw = parent_death::on_spawner_thread(move || linux_spawn::spawn(&owned)).await?;
+        let spawned = raw.into_spawned()?;
+        let capture = stderr_capture(config);
+        Ok(Self::started(
+            spawned.child,
+            capture,
+            spawned.stderr,
+            spawned.stdout,
+            spawned.stdin,
+        ))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    async fn spawn_command(
+        config: &StdioTransport,
+    ) -> std::io::Result<(Self, ServerStdout, ServerStdin)> {
+        use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+        use std::process::Stdio;
         let mut cmd = tokio::process::Command::new(&config.command);
         // `env` is added to the inherited environment (PATH and the like stay).
         cmd.args(&config.args)
@@ -81,34 +125,33 @@ impl StdioProcess {
         if let Some(dir) = &config.cwd {
             cmd.current_dir(dir);
         }
-        let capture = match config.stderr {
-            StderrMode::Inherit => {
-                cmd.stderr(Stdio::inherit());
-                None
-            }
-            StderrMode::Capture(bytes) => {
-                cmd.stderr(Stdio::piped());
-                Some(StderrBuffer::new(bytes))
-            }
-        };
-        #[cfg(target_os = "linux")]
-        parent_death::kill_with_parent(&mut cmd);
-        let spawn = move || {
-            let mut wrapped = CommandWrap::from(cmd);
-            wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-            wrapped.spawn()
-        };
-        #[cfg(target_os = "linux")]
-        let mut child = parent_death::on_spawner_thread(spawn).await?;
-        #[cfg(not(target_os = "linux"))]
-        let mut child = spawn()?;
-        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        cmd.stderr(match config.stderr {
+            StderrMode::Inherit => Stdio::inherit(),
+            StderrMode::Capture(_) => Stdio::piped(),
+        });
+        let mut wrapped = CommandWrap::from(cmd);
+        wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut child = wrapped.spawn()?;
         let (Some(stdout), Some(stdin)) = (child.stdout().take(), child.stdin().take()) else {
             return Err(std::io::Error::other(
                 "the child's stdio pipes were not set up",
             ));
         };
-        let stderr_task = match (&capture, child.stderr().take()) {
+        let stderr = child.stderr().take();
+        let capture = stderr_capture(config);
+        Ok(Self::started(child, capture, stderr, stdout, stdin))
+    }
+
+    /// The process, with a reader copying its stderr into `capture` if set.
+    fn started(
+        child: Child,
+        capture: Option<StderrBuffer>,
+        stderr: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+        stdout: ServerStdout,
+        stdin: ServerStdin,
+    ) -> (Self, ServerStdout, ServerStdin) {
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        let stderr_task = match (&capture, stderr) {
             (Some(buf), Some(pipe)) => Some(buf.spawn_reader(pipe)),
             _ => None,
         };
@@ -118,7 +161,7 @@ impl StdioProcess {
             stderr: capture,
             stderr_task,
         };
-        Ok((process, stdout, stdin))
+        (process, stdout, stdin)
     }
 
     /// The captured stderr's tail, when capture is on and something was written.
@@ -164,7 +207,7 @@ impl StdioProcess {
 
 /// Waits until the leader has exited and no member of the group is left;
 /// true when that happened within `limit`.
-async fn wait_group(child: &mut Box<dyn ChildWrapper>, pgid: Option<i32>, limit: Duration) -> bool {
+async fn wait_group(child: &mut Child, pgid: Option<i32>, limit: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         let leader_gone = !matches!(child.try_wait(), Ok(None));
@@ -211,5 +254,145 @@ impl Drop for StdioProcess {
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncReadExt;
+
+    /// Prints what the child was started with: argv, directory, an added
+    /// variable, its signal state, and its pid and process group.
+    const REPORT: &str = r#"printf '%s\n' "$0" "$PWD" "$LOUSHO_SPAWN_TEST"; grep -E '^Sig(Blk|Ign)' /proc/$$/status; cut -d' ' -f1,5 /proc/$$/stat; echo oops >&2"#;
+
+    fn config(command: &str, args: &[&str]) -> StdioTransport {
+        StdioTransport {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stderr: StderrMode::Inherit,
+        }
+    }
+
+    /// The child's whole stdout, once it has exited successfully.
+    async fn output(
+        mut process: StdioProcess,
+        mut stdout: ServerStdout,
+    ) -> std::io::Result<String> {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).await?;
+        if let Some(child) = process.child.as_mut() {
+            let status = child.wait().await?;
+            if !status.success() {
+                return Err(std::io::Error::other(format!("{status}")));
+            }
+        }
+        process.shutdown().await;
+        Ok(text)
+    }
+
+    #[tokio::test]
+    async fn a_server_starts_as_std_would_start_it_in_its_own_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config("sh", &["-c", REPORT, "srv-name"]);
+        cfg.env.insert("LOUSHO_SPAWN_TEST".into(), "added".into());
+        cfg.cwd = Some(dir.path().to_owned());
+        cfg.stderr = StderrMode::Capture(64);
+        let (process, stdout, _stdin) = StdioProcess::spawn(&cfg).await.unwrap();
+        let stderr = process.stderr_buffer().unwrap();
+        let text = output(process, stdout).await.unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let cwd = dir.path().canonicalize().unwrap();
+        assert_eq!(lines[..3], ["srv-name", cwd.to_str().unwrap(), "added"]);
+
+        // The signal mask and ignored set are what std's spawn gives.
+        let std_run = std::process::Command::new("sh")
+            .args(["-c", REPORT, "srv-name"])
+            .output()
+            .unwrap();
+        let std_text = String::from_utf8(std_run.stdout).unwrap();
+        let std_lines: Vec<&str> = std_text.lines().collect();
+        // glibc's own signals 32 and 33 are left out: its posix_spawn
+        // ignores them in the child, a fork leaves them as they were.
+        let mask = |line: &str| {
+            let (name, hex) = line.split_once(":\t").unwrap();
+            (
+                name.to_owned(),
+                u64::from_str_radix(hex, 16).unwrap() & !0x1_8000_0000,
+            )
+        };
+        for i in 3..5 {
+            assert_eq!(
+                mask(lines[i]),
+                mask(std_lines[i]),
+                "signal state differs from std's"
+            );
+        }
+        assert_eq!(mask(lines[3]).1, 0, "no signal is blocked");
+        assert_eq!(
+            mask(lines[4]).1 & (1 << (13 - 1)),
+            0,
+            "SIGPIPE is not ignored"
+        );
+
+        // Its own process-group leader.
+        let (pid, pgrp) = lines[5].split_once(' ').unwrap();
+        assert_eq!(pid, pgrp);
+
+        // stderr went to the capture buffer.
+        for _ in 0..500 {
+            if stderr.tail().is_some() {
+                break;
+            }
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(stderr.tail().as_deref().map(str::trim), Some("oops"));
+    }
+
+    #[tokio::test]
+    async fn the_program_is_looked_up_on_the_childs_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let denied = dir.path().join("denied");
+        std::fs::create_dir(&denied).unwrap();
+        let script = |path: &std::path::Path, mode: u32| {
+            std::fs::write(path, "#!/bin/sh\necho found \"$@\"\n").unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        // A non-executable match earlier on PATH is skipped, as execvp does.
+        script(&denied.join("lousho-path-srv"), 0o644);
+        script(&dir.path().join("lousho-path-srv"), 0o755);
+        let mut cfg = config("lousho-path-srv", &["a b"]);
+        let path = format!("/nonexistent:{}:{}", denied.display(), dir.path().display());
+        cfg.env.insert("PATH".into(), path);
+        let (process, stdout, _stdin) = StdioProcess::spawn(&cfg).await.unwrap();
+        assert_eq!(output(process, stdout).await.unwrap(), "found a b\n");
+
+        // Only the non-executable one: permission denied, not "not found".
+        let cfg_denied = {
+            let mut c = config("lousho-path-srv", &[]);
+            c.env.insert("PATH".into(), denied.display().to_string());
+            c
+        };
+        match StdioProcess::spawn(&cfg_denied).await {
+            Err(SpawnError::Command(e)) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}")
+            }
+            _ => panic!("a non-executable program was started"),
+        }
+        match StdioProcess::spawn(&config("lousho-no-such-program", &[])).await {
+            Err(SpawnError::Command(e)) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+            _ => panic!("a missing program was started"),
+        }
+        let mut missing_dir = config("sh", &["-c", "true"]);
+        missing_dir.cwd = Some(dir.path().join("gone"));
+        assert!(matches!(
+            StdioProcess::spawn(&missing_dir).await,
+            Err(SpawnError::WorkingDirectory(..))
+        ));
     }
 }

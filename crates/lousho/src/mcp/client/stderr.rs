@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::AsyncReadExt;
-use tokio::process::ChildStderr;
 
 /// The last `capacity` bytes a child wrote to stderr.
 #[derive(Debug, Clone)]
@@ -61,7 +60,10 @@ impl StderrBuffer {
     }
 
     /// Copies `stderr` into the buffer until it closes.
-    pub(crate) fn spawn_reader(&self, mut stderr: ChildStderr) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_reader(
+        &self,
+        mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
         let this = self.clone();
         tokio::spawn(async move {
             let mut chunk = [0u8; 4096];

@@ -146,22 +146,35 @@ pub fn delete_order() -> DefinedTool {
     .needs_approval(true)
 }
 
-/// `slow_wait`: waits up to 30 s for its token; counts the cancellation.
+/// `slow_wait`: waits up to 30 s for its token; counts the cancellation,
+/// whether it sees its token fire or its call is dropped (a served direct
+/// tool's is, when the client cancels it).
 pub fn slow_wait(probe: &CancelProbe) -> DefinedTool {
+    /// Counts a call stopped before it finished.
+    struct Unfinished(Arc<AtomicUsize>, bool);
+    impl Drop for Unfinished {
+        fn drop(&mut self) {
+            if self.1 {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
     let probe = probe.0.clone();
     DefinedTool::from_json(
         "slow_wait",
         "Wait a long time",
         json!({"type": "object", "properties": {}}),
         move |_input: Value, ctx: ToolContext| {
-            let probe = probe.clone();
+            let unfinished = Unfinished(probe.clone(), true);
             async move {
+                // The whole guard moves into the call's future.
+                let mut unfinished = unfinished;
                 tokio::select! {
-                    () = ctx.cancel.cancelled() => {
-                        probe.fetch_add(1, Ordering::SeqCst);
-                        ToolOutput::error("cancelled")
+                    () = ctx.cancel.cancelled() => ToolOutput::error("cancelled"),
+                    () = tokio::time::sleep(Duration::from_secs(30)) => {
+                        unfinished.1 = false;
+                        ToolOutput::text("waited")
                     }
-                    () = tokio::time::sleep(Duration::from_secs(30)) => ToolOutput::text("waited"),
                 }
             }
         },
@@ -169,7 +182,49 @@ pub fn slow_wait(probe: &CancelProbe) -> DefinedTool {
     .read_only()
 }
 
-/// `cancel_status` → `{"cancelled": n}`: how many cancellations `slow_wait` saw.
+/// `talk_back`: everything a served tool can send its client, in order:
+/// two log messages, a progress report (when the call asked for progress),
+/// then an elicitation (when the client can answer one); its text says what
+/// came back. (`lousho-test-server --talk-back` serves it directly.)
+pub fn talk_back() -> DefinedTool {
+    DefinedTool::from_json(
+        "talk_back",
+        "Log, report progress and ask the user",
+        json!({"type": "object", "properties": {}}),
+        |_input: Value, ctx: ToolContext| async move {
+            let logged = [
+                ctx.log(lousho::tool::LogLevel::Info, "one").await,
+                ctx.log(lousho::tool::LogLevel::Warning, json!({"n": 2}))
+                    .await,
+            ];
+            let progress = ctx.report_progress(1.0, Some(2.0), Some("half")).await;
+            let elicited = if ctx.can_elicit() {
+                match ctx
+                    .elicit(
+                        "Proceed?",
+                        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+                    )
+                    .await
+                {
+                    Ok(lousho::tool::Elicitation::Accepted(content)) => {
+                        Value::Object(content).to_string()
+                    }
+                    Ok(other) => format!("{other:?}"),
+                    Err(e) => format!("error: {e}"),
+                }
+            } else {
+                "cannot elicit".to_owned()
+            };
+            ToolOutput::text(format!(
+                "logged: {}, progress: {}, elicited: {elicited}",
+                logged.iter().all(Result::is_ok),
+                progress.is_ok()
+            ))
+        },
+    )
+}
+
+/// `cancel_status` → `{"cancelled": n}`: how many `slow_wait` calls were cancelled.
 pub fn cancel_status(probe: &CancelProbe) -> DefinedTool {
     let probe = probe.0.clone();
     DefinedTool::from_json(

@@ -9,13 +9,14 @@
 //! `--agents` serves several agents instead (`serve::team_options`);
 //! `--sampling` agents on the client's model (`serve::sampling_options`);
 //! `--chain` an agent-as-tool chain whose every level waits until cancelled
-//! (`serve::chain_options`).
+//! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back` and
+//! `serve::slow_wait` as direct tools.
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
     CancelProbe, ChainProbe, approvals_agent, chain_options, fixture_options, fixture_options_for,
-    sampling_options, team_options,
+    sampling_options, slow_wait, talk_back, team_options,
 };
 use std::time::Duration;
 
@@ -77,6 +78,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
         None => fixture_options(&probe),
     };
+    if args.iter().any(|a| a == "--talk-back") {
+        options = options.tool(talk_back()).tool(slow_wait(&probe));
+    }
     if let Some(ms) = value("--approval-timeout-ms") {
         options = options.approval_timeout(Duration::from_millis(ms.parse()?));
     }

@@ -9,6 +9,7 @@ use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, ToClient, from_rmc
 use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
+use crate::mcp::batch_writer::BatchWriter;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
 use crate::session::SessionStore;
@@ -21,7 +22,7 @@ use rmcp::model::{
     ErrorData, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
     ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -405,6 +406,34 @@ impl LoushoServer {
             && inner.approval.is_none()
             && !inner.agents.contains_key(tool)
             && inner.direct.contains(tool)
+    }
+
+    /// Whether a stdio `tools/call` of `tool` can be answered without rmcp's
+    /// per-request service: a directly served tool (see `stdio/direct_lane.rs`).
+    pub(crate) fn serves_directly(&self, tool: &str) -> bool {
+        !self.inner.agents.contains_key(tool) && self.inner.direct.contains(tool)
+    }
+
+    /// The channel of such a call on a session opened with the `initialize`
+    /// handshake: notifications are written to `out`, requests go through
+    /// `peer`.
+    pub(crate) fn stdout_channel(
+        &self,
+        peer: Peer<RoleServer>,
+        out: BatchWriter,
+        caps: &rmcp::model::ClientCapabilities,
+        progress: ProgressTo,
+    ) -> PeerChannel {
+        PeerChannel {
+            to_client: ToClient::Stdout { peer, out },
+            progress,
+            log: self.log.clone(),
+            answers: self.inner.answers,
+            modern: false,
+            elicitation: caps.elicitation.is_some(),
+            sampling: caps.sampling.is_some(),
+            sampling_tools: caps.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
+        }
     }
 
     /// The channel of such a call: its notifications go to `queue`.

@@ -5,10 +5,12 @@
 // 2025-11-25 clients speak.
 #![allow(deprecated)]
 
+use crate::mcp::batch_writer::BatchWriter;
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };
 use rmcp::ServiceError;
+use rmcp::model::ServerJsonRpcMessage;
 use rmcp::model::{
     CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, LoggingMessageNotification,
     LoggingMessageNotificationParam, ProgressNotification, ProgressNotificationParam,
@@ -63,12 +65,20 @@ pub(crate) enum ToClient {
     /// notifications queue up for its response; it has no requests to make
     /// (such a client cannot answer them).
     Queue(tokio::sync::mpsc::Sender<ServerNotification>),
+    /// A stdio call answered without rmcp's per-request service (see
+    /// `stdio/direct_lane.rs`): notifications are written to stdout directly,
+    /// so they stay ahead of the answer, which is written the same way;
+    /// requests go through rmcp's peer, which matches their responses.
+    Stdout {
+        peer: Peer<RoleServer>,
+        out: BatchWriter,
+    },
 }
 
 impl ToClient {
     fn peer(&self) -> Option<&Peer<RoleServer>> {
         match self {
-            ToClient::Peer(peer) => Some(peer),
+            ToClient::Peer(peer) | ToClient::Stdout { peer, .. } => Some(peer),
             ToClient::Queue(_) => None,
         }
     }
@@ -80,6 +90,10 @@ impl ToClient {
                 .send(notification)
                 .await
                 .map_err(|_| ServiceError::TransportClosed),
+            ToClient::Stdout { out, .. } => {
+                let message = ServerJsonRpcMessage::notification(notification);
+                write_line(out, &message).map_err(|_| ServiceError::TransportClosed)
+            }
         }
     }
 
@@ -94,6 +108,13 @@ impl ToClient {
         self.notify(LoggingMessageNotification::new(param).into())
             .await
     }
+}
+
+/// Queues `message` on `out` as one line.
+pub(crate) fn write_line(out: &BatchWriter, message: &ServerJsonRpcMessage) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    out.queue(bytes)
 }
 
 /// What a served call's tools talk back through.

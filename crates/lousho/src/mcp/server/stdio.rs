@@ -11,9 +11,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+mod direct_lane;
 mod framing;
 pub(super) mod typed_call;
 
+pub(crate) use direct_lane::{DirectLane, LaneClient};
 pub(crate) use framing::LineTransport;
 
 /// A boxed reader for stdin.

@@ -20,16 +20,14 @@
 //! whole sequence goes out as an event stream, live.
 
 use super::super::handler::{LoushoServer, record_outcome, server_span_of};
+use super::super::result::call_answer;
 use super::super::stdio::typed_call::read_call_parts;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::StreamExt;
-use rmcp::model::{
-    CallToolRequestParams, ErrorData, RequestId, ServerJsonRpcMessage, ServerNotification,
-    ServerResult,
-};
+use rmcp::model::{CallToolRequestParams, RequestId, ServerJsonRpcMessage, ServerNotification};
 use std::convert::Infallible;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -137,7 +135,7 @@ pub(super) async fn answer(
             while let Ok(note) = notes.try_recv() {
                 messages.push(ServerJsonRpcMessage::notification(note));
             }
-            let answer = message(outcome, reply_id);
+            let answer = call_answer(outcome, reply_id);
             if messages.is_empty() {
                 return json_response(&answer);
             }
@@ -164,7 +162,7 @@ pub(super) async fn answer(
                     while let Ok(note) = notes.try_recv() {
                         last.push(ServerJsonRpcMessage::notification(note));
                     }
-                    last.push(message(outcome, reply_id.clone()));
+                    last.push(call_answer(outcome, reply_id.clone()));
                     Some((last, (None, notes, reply_id)))
                 }
             }
@@ -172,23 +170,6 @@ pub(super) async fn answer(
     )
     .flat_map(futures::stream::iter);
     event_stream(futures::stream::once(async { first }).chain(rest))
-}
-
-/// The answer, in the shape rmcp gives peers of a handshake version: no
-/// `resultType`, object-only structured output.
-fn message(
-    outcome: Result<rmcp::model::CallToolResult, ErrorData>,
-    id: RequestId,
-) -> ServerJsonRpcMessage {
-    match outcome {
-        Ok(result) => {
-            let mut result = ServerResult::CallToolResult(result);
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
-            ServerJsonRpcMessage::response(result, id)
-        }
-        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-    }
 }
 
 fn json_response(message: &ServerJsonRpcMessage) -> Response {

@@ -7,8 +7,10 @@
 //! all and has no readable id (a stray log line) is only logged, as the
 //! official SDKs do, so two peers never trade errors forever.
 
+use super::super::peer_channel::write_line;
 use super::super::recover_id::recover_id;
-use super::typed_call::read_call;
+use super::direct_lane::DirectLane;
+use super::typed_call::{call_message, read_call_parts};
 use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -26,6 +28,8 @@ const HEAD_BYTES: usize = 4096;
 pub(crate) struct LineTransport<R> {
     reader: LineReader<R>,
     out: BatchWriter,
+    /// The direct tools' calls it answers itself.
+    lane: Option<DirectLane>,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
@@ -33,7 +37,14 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         Self {
             reader: LineReader::new(read, max_line_bytes, HEAD_BYTES),
             out,
+            lane: None,
         }
+    }
+
+    /// Answers direct tools' calls through `lane` rather than rmcp.
+    pub(crate) fn with_lane(mut self, lane: DirectLane) -> Self {
+        self.lane = Some(lane);
+        self
     }
 
     /// Writes a JSON-RPC error line.
@@ -53,11 +64,20 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// Parses a complete line: `Some` to deliver it, `None` when it was
     /// answered, ignored or logged instead.
     fn parse(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
-        if let Some(call) = read_call(line) {
-            return Some(call);
+        if let Some((id, params)) = read_call_parts(line) {
+            let (id, params) = match &self.lane {
+                Some(lane) => lane.take(id, params)?,
+                None => (id, params),
+            };
+            return Some(call_message(id, params));
         }
         let err = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-            Ok(message) => return Some(message),
+            Ok(message) => {
+                if let Some(lane) = &self.lane {
+                    lane.observe(&message);
+                }
+                return Some(message);
+            }
             Err(e) => e,
         };
         let id = recover_id(line);
@@ -96,13 +116,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        let sent = serde_json::to_vec(&item)
-            .map_err(io::Error::other)
-            .and_then(|mut bytes| {
-                bytes.push(b'\n');
-                self.out.queue(bytes)
-            });
-        std::future::ready(sent)
+        std::future::ready(write_line(&self.out, &item))
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
@@ -141,6 +155,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
+        // rmcp closes after its own handlers' answers are out; the lane's
+        // calls get the same chance.
+        if let Some(lane) = &mut self.lane {
+            lane.close().await;
+        }
         self.out.close();
         Ok(())
     }

@@ -31,21 +31,27 @@ pub(crate) fn read_call_parts(message: &[u8]) -> Option<(RequestId, CallToolRequ
     Some((id, params))
 }
 
-/// `line` as a `tools/call` request, built as rmcp's own reading builds it
-/// (the `_meta` of the params in the request's extensions); `None` for any
-/// other line.
-pub(crate) fn read_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    let (id, mut params) = read_call_parts(line)?;
+/// `line` as a `tools/call` request, built as rmcp's own reading builds it;
+/// `None` for any other line.
+#[cfg(test)]
+fn read_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    let (id, params) = read_call_parts(line)?;
+    Some(call_message(id, params))
+}
+
+/// The `tools/call` request with `id` and `params` as rmcp's own reading
+/// builds it (the `_meta` of the params in the request's extensions).
+pub(crate) fn call_message(
+    id: RequestId,
+    mut params: CallToolRequestParams,
+) -> ClientJsonRpcMessage {
     let mut extensions = Extensions::new();
     if let Some(meta) = params.meta.take() {
         extensions.insert(meta);
     }
     let mut request = CallToolRequest::new(params);
     request.extensions = extensions;
-    Some(ClientJsonRpcMessage::request(
-        ClientRequest::CallToolRequest(request),
-        id,
-    ))
+    ClientJsonRpcMessage::request(ClientRequest::CallToolRequest(request), id)
 }
 
 #[cfg(test)]

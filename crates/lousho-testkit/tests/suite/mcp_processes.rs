@@ -6,8 +6,10 @@ use lousho::mcp::{ConnectOptions, McpClient};
 use std::time::Duration;
 
 async fn settle(pids: &[u32]) -> Vec<u32> {
-    // Killed processes vanish from /proc once reaped; give that a moment.
-    for _ in 0..100 {
+    // Killed processes vanish from /proc once reaped. lousho reaps its own
+    // child; orphaned grandchildren are the init process's to reap, which
+    // may take it a few seconds (`close` does not wait for that).
+    for _ in 0..500 {
         let left: Vec<u32> = pids
             .iter()
             .copied()

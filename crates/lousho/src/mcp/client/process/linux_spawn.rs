@@ -50,42 +50,66 @@ pub(crate) struct Spawned {
 }
 
 /// What the spawner thread hands back: raw descriptors, wrapped for tokio by
-/// the caller (in its own runtime context).
+/// the caller (in its own runtime context). Dropped unwrapped (the connect
+/// was abandoned while the spawner thread worked), it kills the process.
 pub(crate) struct RawSpawn {
-    pid: libc::pid_t,
+    pid: Option<libc::pid_t>,
     pidfd: Option<OwnedFd>,
-    stdin: OwnedFd,
-    stdout: OwnedFd,
+    stdin: Option<OwnedFd>,
+    stdout: Option<OwnedFd>,
     stderr: Option<OwnedFd>,
 }
 
 impl RawSpawn {
     /// Registers the descriptors with the caller's tokio runtime.
-    pub(crate) fn into_spawned(self) -> io::Result<Spawned> {
-        let pidfd = match self.pidfd {
-            // SAFETY: the OwnedFd owns the pidfd, which nothing replaces or
-            // closes while the AsyncFd holds it.
-            Some(fd) => {
-                Some(unsafe { AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)? })
-            }
-            None => None,
+    pub(crate) fn into_spawned(mut self) -> io::Result<Spawned> {
+        let Some(pid) = self.pid.take() else {
+            return Err(io::Error::other("the server process was already given up"));
         };
-        let child = ServerChild {
-            pid: self.pid,
-            pidfd,
+        // From here on `child` kills and reaps the process if anything fails.
+        let mut child = ServerChild {
+            pid,
+            pidfd: None,
             status: None,
         };
-        // From here on the child is ours to reap, whatever fails below.
+        if let Some(fd) = self.pidfd.take() {
+            // SAFETY: the OwnedFd owns the pidfd, which nothing replaces or
+            // closes while the AsyncFd holds it.
+            child.pidfd = Some(unsafe {
+                AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)?
+            });
+        }
+        let (Some(stdin), Some(stdout)) = (self.stdin.take(), self.stdout.take()) else {
+            return Err(io::Error::other("the server's pipes were already given up"));
+        };
         Ok(Spawned {
-            stdin: pipe::Sender::from_owned_fd(self.stdin)?,
-            stdout: pipe::Receiver::from_owned_fd(self.stdout)?,
-            stderr: self.stderr.map(pipe::Receiver::from_owned_fd).transpose()?,
+            stdin: pipe::Sender::from_owned_fd(stdin)?,
+            stdout: pipe::Receiver::from_owned_fd(stdout)?,
+            stderr: self
+                .stderr
+                .take()
+                .map(pipe::Receiver::from_owned_fd)
+                .transpose()?,
             child,
         })
     }
 }
 
+impl Drop for RawSpawn {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            kill_group(pid);
+            let mut raw = 0;
+            // SAFETY: reaping our own child, just sent SIGKILL. This blocks
+            // the spawner thread only as long as the kernel takes to end it.
+            unsafe { libc::waitpid(pid, &mut raw, 0) };
+        }
+    }
+}
+
 /// A server process started by [`spawn`]: its pid, and its exit once reaped.
+/// Dropped before it was reaped, it kills the process's group and reaps it
+/// (in the background when a runtime is there).
 pub(crate) struct ServerChild {
     pid: libc::pid_t,
     /// Readable once the process has exited; `None` on kernels before 5.3,
@@ -131,6 +155,38 @@ impl ServerChild {
             }
         }
     }
+}
+
+impl Drop for ServerChild {
+    fn drop(&mut self) {
+        if self.status.is_some() {
+            return;
+        }
+        kill_group(self.pid);
+        if !matches!(self.try_wait(), Ok(None)) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let mut dying = ServerChild {
+                pid: self.pid,
+                pidfd: self.pidfd.take(),
+                status: None,
+            };
+            runtime.spawn(async move {
+                if dying.wait().await.is_err() {
+                    // Reaped elsewhere: nothing left to kill.
+                    dying.status = Some(ExitStatus::from_raw(0));
+                }
+                drop(dying);
+            });
+        }
+    }
+}
+
+/// SIGKILL to the process group led by `pid`.
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: kill(2) with a negative pid signals that process group.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
 }
 
 /// Everything the child reads, prepared by the parent. It lives on the
@@ -209,10 +265,10 @@ pub(crate) fn spawn(config: &StdioTransport) -> io::Result<RawSpawn> {
         return Err(io::Error::from_raw_os_error(failed));
     }
     Ok(RawSpawn {
-        pid,
+        pid: Some(pid),
         pidfd: pidfd_open(pid),
-        stdin: stdin_parent,
-        stdout: stdout_parent,
+        stdin: Some(stdin_parent),
+        stdout: Some(stdout_parent),
         stderr,
     })
 }
@@ -407,6 +463,44 @@ fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sleeper() -> StdioTransport {
+        StdioTransport {
+            command: "sleep".into(),
+            args: vec!["30".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            stderr: StderrMode::Inherit,
+        }
+    }
+
+    /// Whether `pid` is still a process (a zombie counts: not reaped).
+    fn exists(pid: libc::pid_t) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    #[test]
+    fn a_spawn_given_up_before_it_was_used_kills_and_reaps_the_process() {
+        let raw = spawn(&sleeper()).unwrap();
+        let pid = raw.pid.unwrap();
+        assert!(exists(pid));
+        drop(raw);
+        assert!(!exists(pid), "killed and reaped at once");
+    }
+
+    #[tokio::test]
+    async fn a_child_dropped_while_running_is_killed_and_reaped() {
+        let spawned = spawn(&sleeper()).unwrap().into_spawned().unwrap();
+        let pid = spawned.child.pid;
+        drop(spawned);
+        for _ in 0..1000 {
+            if !exists(pid) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the dropped server {pid} is still there");
+    }
 
     #[test]
     fn the_path_is_searched_as_execvp_does() {

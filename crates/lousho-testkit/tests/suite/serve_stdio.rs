@@ -156,75 +156,144 @@ fn oversized_and_invalid_utf8_lines_get_a_jsonrpc_error_with_their_id() {
     assert!(err.contains("not valid UTF-8"), "logged: {err}");
 }
 
+/// A test server over real pipes, driven line by line.
+struct Piped {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    /// Every message read so far.
+    seen: Vec<serde_json::Value>,
+}
+
+impl Piped {
+    /// Starts the server with `args` and `LOUSHO_LOG=log` (its stderr piped).
+    fn start(args: &[&str], log: &str) -> Self {
+        let mut child = Command::new(test_server())
+            .args(args)
+            .env("LOUSHO_LOG", log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, message: impl std::fmt::Display) {
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The messages up to the first `done` accepts (elicitations accepted
+    /// with `{"ok": true}` on the way).
+    fn read_until(&mut self, done: impl Fn(&serde_json::Value) -> bool) -> Vec<serde_json::Value> {
+        use std::io::BufRead;
+        let mut read = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "stdout closed"
+            );
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["method"] == "elicitation/create" {
+                let id = v["id"].clone();
+                self.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"ok": true}}}));
+            }
+            self.seen.push(v.clone());
+            let last = done(&v);
+            read.push(v);
+            if last {
+                return read;
+            }
+        }
+    }
+
+    /// The messages up to the answer to `id`.
+    fn until(&mut self, id: i64) -> Vec<serde_json::Value> {
+        self.read_until(|v| v["id"] == id && v.get("method").is_none())
+    }
+
+    /// Initializes (with `capabilities`) and waits until rmcp's handshake is
+    /// over: it has answered a request after `initialized`.
+    fn initialize(&mut self, capabilities: serde_json::Value) {
+        self.send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "0"}}}));
+        self.until(1);
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        self.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+        self.until(2);
+    }
+
+    /// Cancels the running call `id` (a `slow_wait`, or a run in one), waits
+    /// until it stopped, then stops the server and checks that the call got
+    /// no answer; the server's stderr.
+    fn cancel_to_the_end(mut self, id: i64) -> String {
+        self.send(format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"user stop"}}}}"#));
+        self.wait_cancelled(1);
+        let (seen, err) = self.finish();
+        assert!(
+            seen.iter().all(|l| l["id"] != id),
+            "no answer to the cancelled call: {seen:?}"
+        );
+        err
+    }
+
+    /// Asks `cancel_status` until it reports `n` cancelled `slow_wait` calls.
+    fn wait_cancelled(&mut self, n: usize) {
+        let started = std::time::Instant::now();
+        for id in 100.. {
+            self.send(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"cancel_status","arguments":{{}}}}}}"#));
+            let answer = self.until(id);
+            let text = &answer.last().unwrap()["result"]["content"][0]["text"];
+            if text.as_str() == Some(&format!(r#"{{"cancelled":{n}}}"#)) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the cancelled call never stopped: {text}"
+            );
+        }
+    }
+
+    /// Closes stdin and waits for the server to stop; every message it sent,
+    /// and its stderr.
+    fn finish(mut self) -> (Vec<serde_json::Value>, String) {
+        drop(self.stdin);
+        let mut rest = String::new();
+        self.stdout.read_to_string(&mut rest).unwrap();
+        self.seen
+            .extend(rest.lines().map(|l| serde_json::from_str(l).unwrap()));
+        wait_with_limit(&mut self.child, Duration::from_secs(10)).expect("EOF stops the server");
+        let mut err = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (self.seen, err)
+    }
+}
+
 #[test]
 fn a_cancelled_call_gets_no_response() {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(test_server())
-        .env("LOUSHO_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut seen = Vec::new();
-    let read_until_id = |id: i64, stdout: &mut BufReader<_>, seen: &mut Vec<serde_json::Value>| loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "stdout closed");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        seen.push(v.clone());
-        if v["id"] == id {
-            return v;
-        }
-    };
-    stdin.write_all(INIT.as_bytes()).unwrap();
-    read_until_id(1, &mut stdout, &mut seen);
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"test-agent","arguments":{{"message":"be slow"}},"_meta":{{"progressToken":"p8"}}}}}}"#).unwrap();
+    let mut server = Piped::start(&[], "warn");
+    server.initialize(serde_json::json!({}));
+    server.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"test-agent","arguments":{"message":"be slow"},"_meta":{"progressToken":"p8"}}}"#);
     // Cancel once the slow tool runs (its progress notification says so).
-    loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "stdout closed");
-        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-        seen.push(v.clone());
-        if v["method"] == "notifications/progress"
+    server.read_until(|v| {
+        v["method"] == "notifications/progress"
             && v["params"]["message"]
                 .as_str()
                 .is_some_and(|m| m.contains("slow_wait"))
-        {
-            break;
-        }
-    }
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":8,"reason":"user stop"}}}}"#).unwrap();
-    // Wait until the run saw its cancellation.
-    let started = std::time::Instant::now();
-    for n in 100.. {
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"cancel_status","arguments":{{}}}}}}"#).unwrap();
-        let v = read_until_id(n, &mut stdout, &mut seen);
-        if v["result"]["content"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("\"cancelled\":1"))
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the cancelled run never saw its token"
-        );
-    }
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":99,"method":"ping"}}"#).unwrap();
-    read_until_id(99, &mut stdout, &mut seen);
-    drop(stdin);
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    for l in rest.lines() {
-        seen.push(serde_json::from_str(l).unwrap());
-    }
-    wait_with_limit(&mut child, Duration::from_secs(10)).expect("EOF stops the server");
-    assert!(
-        seen.iter().all(|l| l["id"] != 8),
-        "no response to the cancelled call: {seen:?}"
-    );
+    });
+    server.cancel_to_the_end(8);
 }
 
 /// Direct tools' calls are answered by lousho's stdio transport, not rmcp's
@@ -237,52 +306,15 @@ fn a_cancelled_call_gets_no_response() {
 #[test]
 fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
     use serde_json::{Value, json};
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(test_server())
-        .arg("--talk-back")
-        .env("LOUSHO_LOG", "rmcp=debug")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    // Every message up to the answer to `id`; elicitations are accepted.
-    let mut until = |id: i64, stdin: &mut std::process::ChildStdin| -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "stdout closed");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["method"] == "elicitation/create" {
-                let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"action": "accept", "content": {"ok": true}}});
-                writeln!(stdin, "{answer}").unwrap();
-            }
-            let done = v["id"] == id && v.get("method").is_none();
-            seen.push(v);
-            if done {
-                return seen;
-            }
-        }
-    };
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{"elicitation":{{}}}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#).unwrap();
-    until(1, &mut stdin);
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
-    // rmcp's handshake is over once it has answered a request after it.
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).unwrap();
-    until(2, &mut stdin);
+    let mut server = Piped::start(&["--talk-back"], "rmcp=debug");
+    server.initialize(json!({"elicitation": {}}));
 
     let call = |id: i64, meta: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "talk_back", "arguments": {}, "_meta": meta}});
-    writeln!(stdin, "{}", call(10, json!({"progressToken": "p"}))).unwrap();
-    let lane = until(10, &mut stdin);
+    server.send(call(10, json!({"progressToken": "p"})));
+    let lane = server.until(10);
     let rmcp_meta = json!({"progressToken": "p", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
-    writeln!(stdin, "{}", call(11, rmcp_meta)).unwrap();
-    let general = until(11, &mut stdin);
+    server.send(call(11, rmcp_meta));
+    let general = server.until(11);
     // Ids differ (the call's and the server's elicitation's, which rmcp
     // also makes its progress token); the rest must not.
     let shape = |seen: &[Value]| -> Vec<Value> {
@@ -324,44 +356,8 @@ fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
     );
 
     // A direct call cancelled while it runs gets no answer.
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{{"name":"slow_wait","arguments":{{}}}}}}"#).unwrap();
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":20,"reason":"user stop"}}}}"#).unwrap();
-    let mut seen = Vec::new();
-    let started = std::time::Instant::now();
-    for n in 100.. {
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"cancel_status","arguments":{{}}}}}}"#).unwrap();
-        let answers = until(n, &mut stdin);
-        let done = answers.last().unwrap()["result"]["content"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("\"cancelled\":1"));
-        seen.extend(answers);
-        if done {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the cancelled call never stopped"
-        );
-    }
-    drop(stdin);
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    seen.extend(
-        rest.lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()),
-    );
-    wait_with_limit(&mut child, Duration::from_secs(10)).expect("EOF stops the server");
-    assert!(
-        seen.iter().all(|l| l["id"] != 20),
-        "no answer to the cancelled call: {seen:?}"
-    );
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    server.send(r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"slow_wait","arguments":{}}}"#);
+    let err = server.cancel_to_the_end(20);
     // rmcp logs each request it handles: the lane's calls are not among them.
     let err = without_ansi_colours(&err);
     let handled = |id: i64| err.contains(&format!("received request id={id} "));

@@ -453,6 +453,29 @@ impl LoushoServer {
         }
     }
 
+    /// [`run_direct`](Self::run_direct) for a call answered without rmcp's
+    /// service, in the call's server span (a child of the caller's span in
+    /// `_meta`; `session` is the HTTP session's id), its outcome recorded there.
+    pub(crate) fn run_direct_traced(
+        &self,
+        params: CallToolRequestParams,
+        id: rmcp::model::RequestId,
+        session: Option<&str>,
+        channel: PeerChannel,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<CallToolResult, ErrorData>> + Send + 'static {
+        let span = server_span_of(&params.name, &id, session, params.meta.as_ref());
+        let server = self.clone();
+        async move {
+            let outcome = server
+                .run_direct(params, id.to_string(), channel, &cancel)
+                .instrument(span.clone())
+                .await;
+            record_outcome(&span, outcome.as_ref().map(Some));
+            outcome
+        }
+    }
+
     /// Runs a directly served tool: the approval gate (when approvals are
     /// asked), then the tool; ends early when `request_cancel` fires.
     pub(crate) async fn run_direct(

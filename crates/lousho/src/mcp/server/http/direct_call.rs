@@ -19,7 +19,7 @@
 //! unless the tool sends a notification (a log message) before it; then the
 //! whole sequence goes out as an event stream, live.
 
-use super::super::handler::{LoushoServer, record_outcome, server_span_of};
+use super::super::handler::LoushoServer;
 use super::super::result::call_answer;
 use super::super::stdio::typed_call::read_call_parts;
 use axum::body::Body;
@@ -31,7 +31,6 @@ use rmcp::model::{CallToolRequestParams, RequestId, ServerJsonRpcMessage, Server
 use std::convert::Infallible;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 /// How many notifications of one call may wait for the response body.
 const QUEUE: usize = 64;
@@ -112,17 +111,8 @@ pub(super) async fn answer(
     let DirectCall { id, params } = call;
     let (queue, mut notes) = mpsc::channel::<ServerNotification>(QUEUE);
     let channel = server.queue_channel(queue);
-    let span = server_span_of(&params.name, &id, session, params.meta.as_ref());
-    let server = server.clone();
     let reply_id = id.clone();
-    let mut run = Box::pin(async move {
-        let outcome = server
-            .run_direct(params, id.to_string(), channel, &cancelled)
-            .instrument(span.clone())
-            .await;
-        record_outcome(&span, outcome.as_ref().map(Some));
-        outcome
-    });
+    let mut run = Box::pin(server.run_direct_traced(params, id, session, channel, cancelled));
     let first = tokio::select! {
         biased;
         outcome = &mut run => Ok(outcome),

@@ -21,7 +21,7 @@
 //! stops the call and no answer is sent, and when the input ends, calls still
 //! running get a few seconds to answer before they are stopped.
 
-use super::super::handler::{LoushoServer, record_outcome, server_span_of};
+use super::super::handler::LoushoServer;
 use super::super::peer_channel::{ProgressTo, write_line};
 use super::super::result::call_answer;
 use crate::mcp::batch_writer::BatchWriter;
@@ -34,7 +34,6 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tracing::Instrument;
 
 /// How long calls still running may take to answer once the transport
 /// closes (rmcp gives its own handlers as long after the input ends).
@@ -125,17 +124,14 @@ impl DirectLane {
         );
         let cancel = CancellationToken::new();
         self.lock().insert(id.clone(), cancel.clone());
-        let span = server_span_of(&params.name, &id, None, params.meta.as_ref());
-        let server = self.server.clone();
+        let run = self
+            .server
+            .run_direct_traced(params, id.clone(), None, channel, cancel.clone());
         let out = self.out.clone();
         let running = Arc::clone(&self.running);
         // Boxed: the task then holds a pointer, not the tool's future.
         self.tasks.spawn(Box::pin(async move {
-            let outcome = server
-                .run_direct(params, id.to_string(), channel, &cancel)
-                .instrument(span.clone())
-                .await;
-            record_outcome(&span, outcome.as_ref().map(Some));
+            let outcome = run.await;
             running
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)

@@ -406,6 +406,14 @@ mod tests {
         let (process, stdout, _stdin) = StdioProcess::spawn(&cfg).await.unwrap();
         assert_eq!(output(process, stdout).await.unwrap(), "found a b\n");
 
+        // A script without a `#!` line runs through /bin/sh, as execvp runs it.
+        let bare = dir.path().join("bare-script");
+        std::fs::write(&bare, "echo bare \"$@\"\n").unwrap();
+        std::fs::set_permissions(&bare, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cfg_bare = config(bare.to_str().unwrap(), &["x"]);
+        let (process, stdout, _stdin) = StdioProcess::spawn(&cfg_bare).await.unwrap();
+        assert_eq!(output(process, stdout).await.unwrap(), "bare x\n");
+
         // Only the non-executable one: permission denied, not "not found".
         let cfg_denied = {
             let mut c = config("lousho-path-srv", &[]);

@@ -193,7 +193,7 @@ fn kill_group(pid: libc::pid_t) {
 /// parent's stack, which the child shares while the parent is suspended.
 struct Plan {
     /// Candidate paths of the program, tried in order (`PATH` lookup).
-    programs: Vec<CString>,
+    programs: Vec<Candidate>,
     argv: Vec<*const c_char>,
     envp: Vec<*const c_char>,
     cwd: Option<CString>,
@@ -205,6 +205,17 @@ struct Plan {
     errno: AtomicI32,
 }
 
+/// A path the program may be at.
+struct Candidate {
+    path: CString,
+    /// `/bin/sh path args…`: how `execvp` runs a file the kernel cannot
+    /// execute (a script without a `#!` line).
+    as_script: Vec<*const c_char>,
+}
+
+/// The shell that runs scripts without a `#!` line, as `execvp`'s.
+const SHELL: &std::ffi::CStr = c"/bin/sh";
+
 /// Starts `config`'s program as a process-group leader that dies with this
 /// thread (run it on the process-lifetime spawner thread), with piped
 /// stdin/stdout and stderr as `config.stderr` says.
@@ -214,11 +225,21 @@ pub(crate) fn spawn(config: &StdioTransport) -> io::Result<RawSpawn> {
         .iter()
         .find(|(k, _)| k.as_os_str() == "PATH")
         .map(|(_, v)| v.clone());
-    let programs = candidates(&config.command, path.as_deref())?;
     let argv_owned: Vec<CString> = std::iter::once(config.command.as_str())
         .chain(config.args.iter().map(String::as_str))
         .map(|a| c_string(a.as_bytes()))
         .collect::<io::Result<_>>()?;
+    let programs = candidates(&config.command, path.as_deref())?
+        .into_iter()
+        .map(|path| {
+            let as_script = [SHELL.as_ptr(), path.as_ptr()]
+                .into_iter()
+                .chain(argv_owned[1..].iter().map(|a| a.as_ptr()))
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            Candidate { path, as_script }
+        })
+        .collect();
     let env_owned: Vec<CString> = env
         .into_iter()
         .map(|(k, v)| {
@@ -377,14 +398,24 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             return fail(last());
         }
         // execvp's rules: a missing or inaccessible entry moves on to the
-        // next one (EACCES is reported if nothing else worked); any other
-        // error stops the search.
+        // next one (EACCES is reported if nothing else worked); a file the
+        // kernel cannot execute is run by the shell; any other error stops
+        // the search.
         let mut denied = false;
         let mut errno = libc::ENOENT;
         for program in &plan.programs {
-            libc::execve(program.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
+            let path = program.path.as_ptr();
+            libc::execve(path, plan.argv.as_ptr(), plan.envp.as_ptr());
             errno = last();
             match errno {
+                libc::ENOEXEC => {
+                    libc::execve(
+                        SHELL.as_ptr(),
+                        program.as_script.as_ptr(),
+                        plan.envp.as_ptr(),
+                    );
+                    return fail(last());
+                }
                 libc::EACCES => denied = true,
                 libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
                 _ => return fail(errno),

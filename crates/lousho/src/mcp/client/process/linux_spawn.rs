@@ -126,34 +126,20 @@ impl ServerChild {
 
     /// The exit status if the process has exited (reaping it), without waiting.
     pub(crate) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        if let Some(status) = self.status {
-            return Ok(Some(status));
+        if self.status.is_none() {
+            self.status = try_reap(self.pid)?;
         }
-        let mut raw: c_int = 0;
-        // SAFETY: waitpid(2) on our own child, with a valid out-pointer.
-        let reaped = unsafe { libc::waitpid(self.pid, &mut raw, libc::WNOHANG) };
-        match reaped {
-            0 => Ok(None),
-            r if r == self.pid => {
-                let status = ExitStatus::from_raw(raw);
-                self.status = Some(status);
-                Ok(Some(status))
-            }
-            _ => Err(io::Error::last_os_error()),
-        }
+        Ok(self.status)
     }
 
     /// Waits for the process to exit and reaps it.
     pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
-        loop {
-            if let Some(status) = self.try_wait()? {
-                return Ok(status);
-            }
-            match &self.pidfd {
-                Some(fd) => fd.readable().await?.clear_ready(),
-                None => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
-            }
+        if let Some(status) = self.status {
+            return Ok(status);
         }
+        let status = wait_exit(self.pid, self.pidfd.as_ref()).await?;
+        self.status = Some(status);
+        Ok(status)
     }
 }
 
@@ -163,22 +149,41 @@ impl Drop for ServerChild {
             return;
         }
         kill_group(self.pid);
-        if !matches!(self.try_wait(), Ok(None)) {
+        if !matches!(try_reap(self.pid), Ok(None)) {
             return;
         }
+        // Reaped in the background. (Not by a `ServerChild`: a runtime that
+        // is shutting down drops the task at once, which must not come back
+        // here.)
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let mut dying = ServerChild {
-                pid: self.pid,
-                pidfd: self.pidfd.take(),
-                status: None,
-            };
+            let (pid, pidfd) = (self.pid, self.pidfd.take());
             runtime.spawn(async move {
-                if dying.wait().await.is_err() {
-                    // Reaped elsewhere: nothing left to kill.
-                    dying.status = Some(ExitStatus::from_raw(0));
-                }
-                drop(dying);
+                let _ = wait_exit(pid, pidfd.as_ref()).await;
             });
+        }
+    }
+}
+
+/// `pid`'s exit status if it has exited (reaping it), without waiting.
+fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
+    let mut raw: c_int = 0;
+    // SAFETY: waitpid(2) on our own child, with a valid out-pointer.
+    match unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) } {
+        0 => Ok(None),
+        r if r == pid => Ok(Some(ExitStatus::from_raw(raw))),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// Waits for `pid` to exit (through its pidfd when there is one) and reaps it.
+async fn wait_exit(pid: libc::pid_t, pidfd: Option<&AsyncFd<OwnedFd>>) -> io::Result<ExitStatus> {
+    loop {
+        if let Some(status) = try_reap(pid)? {
+            return Ok(status);
+        }
+        match pidfd {
+            Some(fd) => fd.readable().await?.clear_ready(),
+            None => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
         }
     }
 }
@@ -531,6 +536,40 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         panic!("the dropped server {pid} is still there");
+    }
+
+    #[test]
+    fn a_child_dropped_by_a_runtime_shutting_down_is_killed() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let spawned = runtime
+            .block_on(async { spawn(&sleeper()).unwrap().into_spawned() })
+            .unwrap();
+        let pid = spawned.child.pid;
+        // Shutting down drops this task inside the runtime, where spawning
+        // the reaper task drops it at once.
+        runtime.spawn(async move {
+            let _held = spawned;
+            std::future::pending::<()>().await;
+        });
+        drop(runtime);
+        // Gone, or a zombie (nobody is left to reap it in this test).
+        let running = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_ascii_whitespace().next())
+                    .is_some_and(|state| state != "Z" && state != "X")
+            })
+        };
+        for _ in 0..1000 {
+            if !running() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the server {pid} still runs");
     }
 
     #[test]

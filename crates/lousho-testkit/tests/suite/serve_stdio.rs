@@ -163,6 +163,8 @@ struct Piped {
     stdout: std::io::BufReader<std::process::ChildStdout>,
     /// Every message read so far.
     seen: Vec<serde_json::Value>,
+    /// What an elicitation is accepted with.
+    elicited: serde_json::Value,
 }
 
 impl Piped {
@@ -183,6 +185,7 @@ impl Piped {
             stdin,
             stdout,
             seen: Vec::new(),
+            elicited: serde_json::json!({"ok": true}),
         }
     }
 
@@ -191,7 +194,7 @@ impl Piped {
     }
 
     /// The messages up to the first `done` accepts (elicitations accepted
-    /// with `{"ok": true}` on the way).
+    /// with `elicited` on the way).
     fn read_until(&mut self, done: impl Fn(&serde_json::Value) -> bool) -> Vec<serde_json::Value> {
         use std::io::BufRead;
         let mut read = Vec::new();
@@ -203,8 +206,8 @@ impl Piped {
             );
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();
             if v["method"] == "elicitation/create" {
-                let id = v["id"].clone();
-                self.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"ok": true}}}));
+                let (id, content) = (v["id"].clone(), self.elicited.clone());
+                self.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": content}}));
             }
             self.seen.push(v.clone());
             let last = done(&v);
@@ -368,6 +371,38 @@ fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
     assert!(
         !handled(10) && !handled(20),
         "the lane answered direct calls: {err}"
+    );
+}
+
+/// A direct tool that needs approval, called through the lane: the
+/// approval question goes to the client through rmcp's peer, and the answer
+/// decides the call.
+#[test]
+fn a_direct_tools_approval_is_asked_through_the_lane() {
+    use serde_json::json;
+    let mut server = Piped::start(&["--approvals", "elicit"], "rmcp=debug");
+    server.initialize(json!({"elicitation": {}}));
+    let call = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "delete_order", "arguments": {"id": "42"}}});
+    let mut answers = Vec::new();
+    for (id, decision) in [(10, "allow"), (11, "deny")] {
+        server.elicited = json!({"decision": decision});
+        server.send(call(id));
+        let seen = server.until(id);
+        assert_eq!(seen[0]["method"], "elicitation/create", "{seen:?}");
+        answers.push(seen.last().unwrap()["result"].clone());
+    }
+    assert_eq!(
+        answers,
+        [
+            json!({"content": [{"type": "text", "text": "deleted"}], "isError": false}),
+            json!({"content": [{"type": "text", "text": "The user denied the call to `delete_order`."}], "isError": true}),
+        ]
+    );
+    let (_, err) = server.finish();
+    let err = without_ansi_colours(&err);
+    assert!(
+        !err.contains("received request id=10 ") && !err.contains("received request id=11 "),
+        "the lane answered the calls: {err}"
     );
 }
 

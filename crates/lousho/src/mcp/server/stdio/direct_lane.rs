@@ -70,13 +70,47 @@ impl LaneClient {
     }
 }
 
+/// The running calls' tokens: each under its own serial number, so that a
+/// request id a client reuses while its first call runs cannot hide a call
+/// from [`DirectLane::close`].
+#[derive(Default)]
+struct Running {
+    next: u64,
+    tokens: HashMap<u64, CancellationToken>,
+    /// The serial of the latest call with each request id.
+    by_id: HashMap<RequestId, u64>,
+}
+
+impl Running {
+    fn start(&mut self, id: RequestId, token: CancellationToken) -> u64 {
+        let serial = self.next;
+        self.next += 1;
+        self.tokens.insert(serial, token);
+        self.by_id.insert(id, serial);
+        serial
+    }
+
+    fn end(&mut self, id: &RequestId, serial: u64) {
+        self.tokens.remove(&serial);
+        if self.by_id.get(id) == Some(&serial) {
+            self.by_id.remove(id);
+        }
+    }
+
+    /// The token of the call `id` names, no longer tracked.
+    fn take(&mut self, id: &RequestId) -> Option<CancellationToken> {
+        let serial = self.by_id.remove(id)?;
+        self.tokens.remove(&serial)
+    }
+}
+
 /// The calls the transport runs itself.
 pub(crate) struct DirectLane {
     server: LoushoServer,
     client: LaneClient,
     out: BatchWriter,
-    /// Each running call's token, by request id.
-    running: Arc<Mutex<HashMap<RequestId, CancellationToken>>>,
+    /// The running calls' tokens.
+    running: Arc<Mutex<Running>>,
     /// The calls' tasks, waited for on close.
     tasks: TaskTracker,
 }
@@ -123,7 +157,7 @@ impl DirectLane {
             progress,
         );
         let cancel = CancellationToken::new();
-        self.lock().insert(id.clone(), cancel.clone());
+        let serial = self.lock().start(id.clone(), cancel.clone());
         let run = self
             .server
             .run_direct_traced(params, id.clone(), None, channel, cancel.clone());
@@ -135,7 +169,7 @@ impl DirectLane {
             running
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
+                .end(&id, serial);
             // A cancelled request gets no answer (as rmcp does).
             if cancel.is_cancelled() {
                 return;
@@ -158,7 +192,7 @@ impl DirectLane {
         let Some(id) = &cancelled.params.request_id else {
             return;
         };
-        if let Some(token) = self.lock().remove(id) {
+        if let Some(token) = self.lock().take(id) {
             tracing::info!(%id, reason = cancelled.params.reason, "cancelled");
             token.cancel();
         }
@@ -182,12 +216,14 @@ impl DirectLane {
     }
 
     fn stop_all(&self) {
-        for (_, token) in self.lock().drain() {
+        let mut running = self.lock();
+        running.by_id.clear();
+        for (_, token) in running.tokens.drain() {
             token.cancel();
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -195,5 +231,33 @@ impl DirectLane {
 impl Drop for DirectLane {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reused_request_id_hides_no_call() {
+        let mut running = Running::default();
+        let id = RequestId::Number(7);
+        let (first, second) = (CancellationToken::new(), CancellationToken::new());
+        let a = running.start(id.clone(), first.clone());
+        let b = running.start(id.clone(), second.clone());
+        // The first ends: the second stays cancellable by its id.
+        running.end(&id, a);
+        let taken = running.take(&id).expect("the second call is still known");
+        taken.cancel();
+        assert!(second.is_cancelled() && !first.is_cancelled());
+        running.end(&id, b);
+        assert!(running.tokens.is_empty() && running.by_id.is_empty());
+
+        // Both running: a cancel names the latest; the other is still there
+        // for close to stop.
+        let c = running.start(id.clone(), CancellationToken::new());
+        let _d = running.start(id.clone(), CancellationToken::new());
+        assert!(running.take(&id).is_some());
+        assert_eq!(running.tokens.keys().copied().collect::<Vec<_>>(), [c]);
     }
 }

@@ -81,6 +81,13 @@ impl BatchWriter {
         }
     }
 
+    /// Queues `message` as one line of JSON (newline-delimited JSON-RPC).
+    pub(crate) fn queue_message(&self, message: &impl serde::Serialize) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec(message).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        self.queue(bytes)
+    }
+
     /// Stops taking writes (through this handle); the task ends once the
     /// queue is written and every handle is closed.
     pub(crate) fn close(&mut self) {

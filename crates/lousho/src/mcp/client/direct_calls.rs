@@ -95,10 +95,7 @@ impl Drop for DirectCall {
             let message = ClientJsonRpcMessage::notification(
                 cancellation(NumberOrString::Number(self.id)).into(),
             );
-            if let Ok(mut line) = serde_json::to_vec(&message) {
-                line.push(b'\n');
-                let _ = self.calls.out.queue(line);
-            }
+            let _ = self.calls.out.queue_message(&message);
         }
     }
 }

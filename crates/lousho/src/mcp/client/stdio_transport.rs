@@ -111,18 +111,12 @@ where
         if let Some(id) = request_id(&item) {
             self.replies.sent(id);
         }
-        let queued = serde_json::to_vec(&item)
-            .map_err(io::Error::other)
-            .and_then(|mut bytes| {
-                bytes.push(b'\n');
-                self.out.queue(bytes)
-            })
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::BrokenPipe => {
-                    io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")
-                }
-                _ => e,
-            });
+        let queued = self.out.queue_message(&item).map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => {
+                io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")
+            }
+            _ => e,
+        });
         std::future::ready(queued)
     }
 

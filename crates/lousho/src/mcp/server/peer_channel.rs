@@ -92,7 +92,8 @@ impl ToClient {
                 .map_err(|_| ServiceError::TransportClosed),
             ToClient::Stdout { out, .. } => {
                 let message = ServerJsonRpcMessage::notification(notification);
-                write_line(out, &message).map_err(|_| ServiceError::TransportClosed)
+                out.queue_message(&message)
+                    .map_err(|_| ServiceError::TransportClosed)
             }
         }
     }
@@ -108,13 +109,6 @@ impl ToClient {
         self.notify(LoggingMessageNotification::new(param).into())
             .await
     }
-}
-
-/// Queues `message` on `out` as one line.
-pub(crate) fn write_line(out: &BatchWriter, message: &ServerJsonRpcMessage) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    out.queue(bytes)
 }
 
 /// What a served call's tools talk back through.

@@ -22,7 +22,7 @@
 //! running get a few seconds to answer before they are stopped.
 
 use super::super::handler::LoushoServer;
-use super::super::peer_channel::{ProgressTo, write_line};
+use super::super::peer_channel::ProgressTo;
 use super::super::result::call_answer;
 use crate::mcp::batch_writer::BatchWriter;
 use rmcp::model::{
@@ -174,7 +174,7 @@ impl DirectLane {
             if cancel.is_cancelled() {
                 return;
             }
-            if let Err(e) = write_line(&out, &call_answer(outcome, id)) {
+            if let Err(e) = out.queue_message(&call_answer(outcome, id)) {
                 tracing::debug!(error = %e, "stdout is closed; a tool call's answer was not sent");
             }
         }));

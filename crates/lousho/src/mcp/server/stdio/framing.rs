@@ -7,7 +7,6 @@
 //! all and has no readable id (a stray log line) is only logged, as the
 //! official SDKs do, so two peers never trade errors forever.
 
-use super::super::peer_channel::write_line;
 use super::super::recover_id::recover_id;
 use super::direct_lane::DirectLane;
 use super::typed_call::{call_message, read_call_parts};
@@ -54,9 +53,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             "id": id.unwrap_or(Value::Null),
             "error": { "code": code, "message": message },
         });
-        let mut bytes = line.to_string().into_bytes();
-        bytes.push(b'\n');
-        if self.out.queue(bytes).is_err() {
+        if self.out.queue_message(&line).is_err() {
             tracing::debug!("stdout is closed; an error answer was not sent");
         }
     }
@@ -116,7 +113,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        std::future::ready(write_line(&self.out, &item))
+        std::future::ready(self.out.queue_message(&item))
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {

@@ -214,8 +214,20 @@ impl LoushoServer {
     fn channel(&self, cx: &RequestContext<RoleServer>, progress: ProgressTo) -> PeerChannel {
         let caps = cx.client_capabilities().unwrap_or_default();
         let modern = cx.protocol_version().is_some_and(|v| !v.has_initialize());
+        self.channel_to(ToClient::Peer(cx.peer.clone()), &caps, modern, progress)
+    }
+
+    /// A channel to `to_client`, a client with `caps` that speaks 2026-07-28
+    /// when `modern`.
+    fn channel_to(
+        &self,
+        to_client: ToClient,
+        caps: &rmcp::model::ClientCapabilities,
+        modern: bool,
+        progress: ProgressTo,
+    ) -> PeerChannel {
         PeerChannel {
-            to_client: ToClient::Peer(cx.peer.clone()),
+            to_client,
             progress,
             log: self.log.clone(),
             answers: self.inner.answers && !modern,
@@ -401,11 +413,7 @@ impl LoushoServer {
     /// rmcp's per-request service: a directly served tool, with no approval
     /// to ask (the client could not answer) — see `http/direct_call.rs`.
     pub(crate) fn answers_stateless(&self, tool: &str) -> bool {
-        let inner = &self.inner;
-        !inner.answers
-            && inner.approval.is_none()
-            && !inner.agents.contains_key(tool)
-            && inner.direct.contains(tool)
+        !self.inner.answers && self.inner.approval.is_none() && self.serves_directly(tool)
     }
 
     /// Whether a stdio `tools/call` of `tool` can be answered without rmcp's
@@ -424,16 +432,7 @@ impl LoushoServer {
         caps: &rmcp::model::ClientCapabilities,
         progress: ProgressTo,
     ) -> PeerChannel {
-        PeerChannel {
-            to_client: ToClient::Stdout { peer, out },
-            progress,
-            log: self.log.clone(),
-            answers: self.inner.answers,
-            modern: false,
-            elicitation: caps.elicitation.is_some(),
-            sampling: caps.sampling.is_some(),
-            sampling_tools: caps.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
-        }
+        self.channel_to(ToClient::Stdout { peer, out }, caps, false, progress)
     }
 
     /// The channel of such a call: its notifications go to `queue`.

@@ -116,6 +116,8 @@ mod line_reader;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+mod typed_call;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod usage_meta;
 
 #[cfg(feature = "oauth")]

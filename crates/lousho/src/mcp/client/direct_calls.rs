@@ -349,6 +349,30 @@ mod tests {
         (DirectCalls::new(out), theirs)
     }
 
+    /// The HTTP lane hands its own call bytes to rmcp's client through the
+    /// typed reading: it must give the message rmcp's own reading gives.
+    #[test]
+    fn a_call_reads_back_typed_as_rmcp_reads_it() {
+        let meta: RequestMetaObject = serde_json::from_value(serde_json::json!({
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        }))
+        .unwrap();
+        for meta in [None, Some(&meta)] {
+            let bytes = call_message(FIRST_ID + 3, "echo", &args(), meta).unwrap();
+            let typed = crate::mcp::typed_call::read_call(&bytes).expect("a tools/call");
+            let general: ClientJsonRpcMessage = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(
+                serde_json::to_value(&typed).unwrap(),
+                serde_json::to_value(&general).unwrap()
+            );
+            assert_eq!(
+                serde_json::to_value(&typed).unwrap(),
+                serde_json::from_slice::<serde_json::Value>(&bytes).unwrap(),
+                "rmcp sends what the lane wrote"
+            );
+        }
+    }
+
     fn args() -> JsonObject {
         serde_json::json!({"text": "hi"})
             .as_object()

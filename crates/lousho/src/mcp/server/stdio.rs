@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 
 mod direct_lane;
 mod framing;
-pub(super) mod typed_call;
 
 pub(crate) use direct_lane::{DirectLane, LaneClient};
 pub(crate) use framing::LineTransport;

@@ -30,6 +30,7 @@ use super::reply_check::is_message_event;
 use super::standalone::Watched;
 use crate::mcp::client::direct_calls::{FIRST_ID, Reply, call_message, cancellation};
 use crate::mcp::client::replies::{failing, reply_id};
+use crate::mcp::typed_call::read_call;
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -338,8 +339,15 @@ where
                     Posted::Rejected => {}
                 }
             }
-            let message = serde_json::from_slice::<ClientJsonRpcMessage>(&call)
-                .map_err(|e| transport_error(StreamableHttpError::<C::Error>::Deserialize(e)))?;
+            // The call as rmcp's message, read in one typed pass (not
+            // through rmcp's untagged union, on every call of an `oauth`
+            // entry); the general reading only says what is wrong.
+            let message = match read_call(&call) {
+                Some(message) => message,
+                None => serde_json::from_slice::<ClientJsonRpcMessage>(&call).map_err(|e| {
+                    transport_error(StreamableHttpError::<C::Error>::Deserialize(e))
+                })?,
+            };
             let reply = match client.post_as_rmcp(&session, message).await {
                 Ok(StreamableHttpPostResponse::Json(message, _)) => only_reply(message, id),
                 Ok(StreamableHttpPostResponse::Sse(stream, _)) => {

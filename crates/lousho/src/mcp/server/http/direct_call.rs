@@ -21,7 +21,7 @@
 
 use super::super::handler::LoushoServer;
 use super::super::result::call_answer;
-use super::super::stdio::typed_call::read_call_parts;
+use crate::mcp::typed_call::read_call_parts;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;

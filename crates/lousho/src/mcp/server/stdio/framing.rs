@@ -9,9 +9,9 @@
 
 use super::super::recover_id::recover_id;
 use super::direct_lane::DirectLane;
-use super::typed_call::{call_message, read_call_parts};
 use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
+use crate::mcp::typed_call::{call_message, read_call_parts};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;

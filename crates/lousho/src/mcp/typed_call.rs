@@ -35,6 +35,7 @@ pub(crate) fn read_call_parts(message: &[u8]) -> Option<(RequestId, CallToolRequ
 
 /// `line` as a `tools/call` request, built as rmcp's own reading builds it;
 /// `None` for any other line.
+#[cfg(any(test, feature = "mcp-client"))]
 pub(crate) fn read_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     let (id, params) = read_call_parts(line)?;
     Some(call_message(id, params))

@@ -81,6 +81,7 @@ pub mod policy;
 pub mod session;
 #[cfg(feature = "spec")]
 pub mod spec;
+mod sync;
 pub mod telemetry;
 pub mod tool;
 

@@ -8,13 +8,14 @@
 
 use super::{Agent, AgentError, AgentEvent, RequestUsage, TextProgress};
 use crate::policy::ApprovalHandler;
+use crate::sync::MutexExt;
 use crate::tool::ClientChannel;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 /// The default limit on agents calling agents: a run started by an agent
 /// tool inside a run started by an agent tool … at most this many levels
@@ -28,15 +29,12 @@ pub(crate) struct UsageSink(Arc<Mutex<Vec<RequestUsage>>>);
 impl UsageSink {
     /// Adds a child run's requests.
     pub(crate) fn add(&self, requests: impl IntoIterator<Item = RequestUsage>) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(requests);
+        self.0.lock_unpoisoned().extend(requests);
     }
 
     /// Takes what was added since the last call.
     pub(crate) fn take(&self) -> Vec<RequestUsage> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.0.lock_unpoisoned())
     }
 }
 

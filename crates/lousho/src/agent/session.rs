@@ -3,9 +3,10 @@ use super::{Agent, AgentError, RunRequest, RunState};
 use crate::model::Message;
 use crate::policy::Decisions;
 use crate::session::{SessionStore, StoreError};
+use crate::sync::MutexExt;
 use crate::tool::ConversationState;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 /// A multi-turn conversation with an agent: every `send` sees the history of
 /// the ones before, and tools share one [`ConversationState`].
@@ -68,7 +69,7 @@ impl StoreCommit {
                 .await
                 .map_err(AgentError::Session)?;
         }
-        *self.history.lock().unwrap_or_else(PoisonError::into_inner) = messages.to_vec();
+        *self.history.lock_unpoisoned() = messages.to_vec();
         Ok(())
     }
 }
@@ -157,17 +158,11 @@ impl Session {
 
     /// The conversation so far.
     pub fn history(&self) -> Vec<Message> {
-        self.history
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.history.lock_unpoisoned().clone()
     }
 
     fn history_len(&self) -> usize {
-        self.history
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.history.lock_unpoisoned().len()
     }
 
     /// The session's id in its store (`None` for an in-memory session).
@@ -193,7 +188,7 @@ impl Session {
             .ok_or_else(|| StoreError::NotFound {
                 session: stored.id.clone(),
             })?;
-        *self.history.lock().unwrap_or_else(PoisonError::into_inner) = found.messages;
+        *self.history.lock_unpoisoned() = found.messages;
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 use super::{AgentError, AgentEvent, RunStatus};
 use crate::model::Message;
+use crate::sync::MutexExt;
 use futures::Stream;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
@@ -44,7 +45,7 @@ impl Stream for AgentStream {
             // A session keeps the conversation for its next turn; a paused
             // run's calls have no results yet, so it joins once resumed.
             if let (Some(history), RunStatus::Completed) = (&self.history, &reply.status) {
-                *history.lock().unwrap_or_else(PoisonError::into_inner) = reply.messages.clone();
+                *history.lock_unpoisoned() = reply.messages.clone();
             }
         }
         polled

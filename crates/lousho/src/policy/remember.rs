@@ -2,9 +2,10 @@
 //! the tool's definition, so a tool whose definition changed asks again.
 
 use super::ApprovalRequest;
+use crate::sync::MutexExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 /// What a remembered approval is keyed by: the tool's server (the digest of
 /// its [`ServerIdentity`](crate::mcp::ServerIdentity); none for local
@@ -69,21 +70,19 @@ impl RememberedApprovals {
     /// Remembers that the tool of `request` (this server, this definition)
     /// is always allowed.
     pub fn remember(&self, request: &ApprovalRequest) {
-        self.lock().insert(ApprovalKey::of(request));
+        self.keys.lock_unpoisoned().insert(ApprovalKey::of(request));
     }
 
     /// Whether the tool of `request` was always allowed, with this
     /// definition on this server.
     pub fn allows(&self, request: &ApprovalRequest) -> bool {
-        self.lock().contains(&ApprovalKey::of(request))
+        self.keys
+            .lock_unpoisoned()
+            .contains(&ApprovalKey::of(request))
     }
 
     /// The remembered keys.
     pub fn keys(&self) -> Vec<ApprovalKey> {
-        self.lock().iter().cloned().collect()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<ApprovalKey>> {
-        self.keys.lock().unwrap_or_else(PoisonError::into_inner)
+        self.keys.lock_unpoisoned().iter().cloned().collect()
     }
 }

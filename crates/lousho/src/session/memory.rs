@@ -3,8 +3,9 @@
 use super::store::{check_id, from_unix_millis, now_millis};
 use super::{PausedRun, SessionInfo, SessionStore, StoreError, StoredSession};
 use crate::model::Message;
+use crate::sync::MutexExt;
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 /// A [`SessionStore`] in memory: gone when the process ends. Cheap; share
 /// it in an `Arc`.
@@ -42,17 +43,13 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 #[async_trait::async_trait]
 impl SessionStore for MemoryStore {
     async fn create(&self, session: &str) -> Result<SessionInfo, StoreError> {
         check_id("session id", session)?;
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock_unpoisoned();
         if inner.sessions.contains_key(session) {
             return Err(StoreError::AlreadyExists {
                 session: session.to_owned(),
@@ -70,10 +67,15 @@ impl SessionStore for MemoryStore {
     }
 
     async fn load(&self, session: &str) -> Result<Option<StoredSession>, StoreError> {
-        Ok(self.lock().sessions.get(session).map(|e| StoredSession {
-            info: e.info(session),
-            messages: e.messages.clone(),
-        }))
+        Ok(self
+            .inner
+            .lock_unpoisoned()
+            .sessions
+            .get(session)
+            .map(|e| StoredSession {
+                info: e.info(session),
+                messages: e.messages.clone(),
+            }))
     }
 
     async fn append(
@@ -82,7 +84,7 @@ impl SessionStore for MemoryStore {
         expected_version: u64,
         messages: &[Message],
     ) -> Result<u64, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock_unpoisoned();
         let entry = inner
             .sessions
             .get_mut(session)
@@ -104,7 +106,8 @@ impl SessionStore for MemoryStore {
 
     async fn list(&self) -> Result<Vec<SessionInfo>, StoreError> {
         let mut all: Vec<SessionInfo> = self
-            .lock()
+            .inner
+            .lock_unpoisoned()
             .sessions
             .iter()
             .map(|(id, e)| e.info(id))
@@ -114,7 +117,7 @@ impl SessionStore for MemoryStore {
     }
 
     async fn delete(&self, session: &str) -> Result<bool, StoreError> {
-        let mut inner = self.lock();
+        let mut inner = self.inner.lock_unpoisoned();
         inner
             .runs
             .retain(|_, r| r.session.as_deref() != Some(session));
@@ -123,15 +126,18 @@ impl SessionStore for MemoryStore {
 
     async fn save_run(&self, id: &str, run: &PausedRun) -> Result<(), StoreError> {
         check_id("run id", id)?;
-        self.lock().runs.insert(id.to_owned(), run.clone());
+        self.inner
+            .lock_unpoisoned()
+            .runs
+            .insert(id.to_owned(), run.clone());
         Ok(())
     }
 
     async fn load_run(&self, id: &str) -> Result<Option<PausedRun>, StoreError> {
-        Ok(self.lock().runs.get(id).cloned())
+        Ok(self.inner.lock_unpoisoned().runs.get(id).cloned())
     }
 
     async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.lock().runs.remove(id).is_some())
+        Ok(self.inner.lock_unpoisoned().runs.remove(id).is_some())
     }
 }

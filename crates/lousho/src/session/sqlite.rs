@@ -3,9 +3,10 @@
 use super::store::{check_id, decode_message, decode_run, encode_message, encode_run, now_millis};
 use super::{PausedRun, SessionInfo, SessionStore, StoreError, StoredSession};
 use crate::model::Message;
+use crate::sync::MutexExt;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const BACKEND: &str = "sqlite";
@@ -80,7 +81,7 @@ impl SqliteStore {
     {
         let conn = self.conn.clone();
         tokio::task::spawn_blocking(move || {
-            let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut conn = conn.lock_unpoisoned();
             f(&mut conn)
         })
         .await

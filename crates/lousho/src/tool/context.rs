@@ -11,8 +11,9 @@ pub use client::{
 };
 
 use crate::agent::ParentRun;
+use crate::sync::MutexExt;
 use serde_json::{Map, Value};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -224,21 +225,16 @@ impl ConversationState {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<Value> {
-        self.lock().get(key).cloned()
+        self.inner.lock_unpoisoned().get(key).cloned()
     }
 
     /// Sets `key` to `value`.
     pub fn set(&self, key: impl Into<String>, value: Value) {
-        self.lock().insert(key.into(), value);
+        self.inner.lock_unpoisoned().insert(key.into(), value);
     }
 
     /// A copy of every value.
     pub fn snapshot(&self) -> Map<String, Value> {
-        self.lock().clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Map<String, Value>> {
-        // A panicking tool cannot leave a JSON map half-written; keep going.
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock_unpoisoned().clone()
     }
 }

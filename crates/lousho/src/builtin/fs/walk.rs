@@ -2,9 +2,10 @@
 //! entries skipped, symbolic links not followed, in parallel.
 
 use super::Workspace;
+use crate::sync::MutexExt;
 use ignore::{WalkBuilder, WalkState};
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// A walker over `dir` with the tools' filters.
@@ -54,7 +55,7 @@ where
             }
         })
     });
-    let mut done = done.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut done = done.lock_unpoisoned();
     std::mem::take(&mut *done)
 }
 
@@ -67,10 +68,7 @@ struct Flush<S> {
 impl<S> Drop for Flush<S> {
     fn drop(&mut self) {
         if let Some(state) = self.state.take() {
-            self.done
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(state);
+            self.done.lock_unpoisoned().push(state);
         }
     }
 }

@@ -19,12 +19,13 @@
 //! An answer that cannot be written because the server is gone is not an
 //! error worth a line per answer: it is logged at debug level.
 
+use crate::sync::MutexExt;
 use rmcp::model::{RequestId, ServerJsonRpcMessage, ServerNotification};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use std::collections::HashSet;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 /// What happens to a server's request over the limit.
@@ -52,19 +53,15 @@ struct Open {
 }
 
 impl Open {
-    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
-        self.ids.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn release(&self, id: &RequestId) {
-        if self.ids().remove(id) {
+        if self.ids.lock_unpoisoned().remove(id) {
             self.freed.notify_waiters();
         }
     }
 
     /// Takes a slot for `id`; false when none is free.
     fn take(&self, id: &RequestId) -> bool {
-        let mut ids = self.ids();
+        let mut ids = self.ids.lock_unpoisoned();
         if ids.len() >= self.limit && !ids.contains(id) {
             return false;
         }
@@ -75,7 +72,7 @@ impl Open {
     async fn wait_for_room(&self) {
         loop {
             let freed = self.freed.notified();
-            if self.ids().len() < self.limit {
+            if self.ids.lock_unpoisoned().len() < self.limit {
                 return;
             }
             freed.await;

@@ -1,8 +1,9 @@
 //! A bounded ring buffer for a stdio server's stderr (when capture is on):
 //! the child can always write, and the tail shows in errors and status.
 
+use crate::sync::MutexExt;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio::io::AsyncReadExt;
 
 /// The last `capacity` bytes a child wrote to stderr.
@@ -24,7 +25,7 @@ impl StderrBuffer {
     }
 
     fn push(&self, bytes: &[u8]) {
-        let mut buf = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut buf = self.inner.lock_unpoisoned();
         let bytes = if bytes.len() > self.capacity {
             &bytes[bytes.len() - self.capacity..]
         } else {
@@ -37,7 +38,7 @@ impl StderrBuffer {
 
     /// The whole buffer as (lossy) text.
     pub(crate) fn contents(&self) -> String {
-        let buf = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let buf = self.inner.lock_unpoisoned();
         let (a, b) = buf.as_slices();
         let mut v = Vec::with_capacity(a.len() + b.len());
         v.extend_from_slice(a);

@@ -4,7 +4,8 @@
 //! (which are dropped, so the call waiting for one fails at once). The stdio
 //! transport reports both as it reads lines.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::sync::MutexExt;
+use std::sync::{Arc, Mutex};
 
 /// How much of an offending line is kept.
 const KEEP: usize = 200;
@@ -27,10 +28,7 @@ struct Oversize {
 impl StdoutNoise {
     /// The start of the first non-JSON line, if there was one.
     pub(crate) fn first_line(&self) -> Option<String> {
-        self.inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.inner.lock_unpoisoned().clone()
     }
 
     /// Resolves when a message over the limit arrives after `since`
@@ -69,7 +67,7 @@ impl StdoutNoise {
         if line.is_empty() || matches!(line[0], b'{' | b'[') {
             return;
         }
-        let mut first = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut first = self.inner.lock_unpoisoned();
         if first.is_none() {
             let kept = &line[..line.len().min(KEEP)];
             *first = Some(String::from_utf8_lossy(kept).trim_end().to_owned());

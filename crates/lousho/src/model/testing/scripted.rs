@@ -1,11 +1,12 @@
 use crate::model::{
     FinishReason, Model, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCall, Usage,
 };
+use crate::sync::MutexExt;
 use futures::{StreamExt, stream};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// One scripted model turn: text, tool calls, usage, or an error.
@@ -176,30 +177,17 @@ impl ScriptedModel {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
-        self.inner
-            .requests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.inner.requests.lock_unpoisoned().clone()
     }
 
     /// The last request received.
     pub fn last_request(&self) -> Option<ModelRequest> {
-        self.inner
-            .requests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .last()
-            .cloned()
+        self.inner.requests.lock_unpoisoned().last().cloned()
     }
 
     /// How many turns were played.
     pub fn played(&self) -> usize {
-        *self
-            .inner
-            .next
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        *self.inner.next.lock_unpoisoned()
     }
 }
 
@@ -210,18 +198,10 @@ impl Model for ScriptedModel {
 
     fn stream(&self, request: &ModelRequest) -> ModelStream {
         if self.inner.record {
-            self.inner
-                .requests
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(request.clone());
+            self.inner.requests.lock_unpoisoned().push(request.clone());
         }
         let turn_index = {
-            let mut next = self
-                .inner
-                .next
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut next = self.inner.next.lock_unpoisoned();
             let i = *next;
             *next += 1;
             i

@@ -3,8 +3,9 @@
 use super::manifest::ToolManifest;
 use super::store::{ManifestStore, ManifestStoreError};
 use crate::mcp::client::identity::ServerIdentity;
+use crate::sync::MutexExt;
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 /// A [`ManifestStore`] in memory; clones share nothing (wrap it in an `Arc`).
 #[derive(Debug, Default)]
@@ -20,24 +21,18 @@ impl MemoryManifestStore {
 
     /// How many manifests it holds.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.manifests.lock_unpoisoned().len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ServerIdentity, ToolManifest>> {
-        self.manifests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.manifests.lock_unpoisoned().is_empty()
     }
 }
 
 impl ManifestStore for MemoryManifestStore {
     fn load(&self, server: &ServerIdentity) -> Option<ToolManifest> {
-        self.lock().get(server).cloned()
+        self.manifests.lock_unpoisoned().get(server).cloned()
     }
 
     fn save(
@@ -45,12 +40,14 @@ impl ManifestStore for MemoryManifestStore {
         server: &ServerIdentity,
         manifest: &ToolManifest,
     ) -> Result<(), ManifestStoreError> {
-        self.lock().insert(server.clone(), manifest.clone());
+        self.manifests
+            .lock_unpoisoned()
+            .insert(server.clone(), manifest.clone());
         Ok(())
     }
 
     fn remove(&self, server: &ServerIdentity) -> Result<(), ManifestStoreError> {
-        self.lock().remove(server);
+        self.manifests.lock_unpoisoned().remove(server);
         Ok(())
     }
 }

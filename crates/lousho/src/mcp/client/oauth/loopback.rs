@@ -3,6 +3,7 @@
 
 use super::error::OAuthError;
 use super::flow::Authorizer;
+use crate::sync::MutexExt;
 use async_trait::async_trait;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -143,11 +144,7 @@ impl<F: FnOnce(&str) + Send> Authorizer for LoopbackAuthorizer<F> {
         let listener = guard
             .as_mut()
             .ok_or_else(|| OAuthError::Callback("the listener is gone".into()))?;
-        let on_url = self
-            .on_url
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let on_url = self.on_url.lock_unpoisoned().take();
         if let Some(on_url) = on_url {
             on_url(authorization_url);
         }

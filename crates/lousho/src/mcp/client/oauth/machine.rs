@@ -19,6 +19,7 @@ use super::flow::{self, sign_in_error};
 use super::store::{ServerCredentials, StoredToken, TokenStore};
 use super::token_request::{ClientAuth, TokenRequest, request_token};
 use crate::mcp::client::config::{OAuthGrant, OAuthSettings};
+use crate::sync::MutexExt;
 use async_trait::async_trait;
 use oauth2::TokenResponse as _;
 use rmcp::transport::auth::{
@@ -64,10 +65,7 @@ impl MachineGrant {
     /// (and records it when so).
     pub(crate) fn may_refetch_after_rejection(&self) -> bool {
         let now = std::time::Instant::now();
-        let mut recent = self
-            .rejections
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut recent = self.rejections.lock_unpoisoned();
         while recent
             .front()
             .is_some_and(|t| now.duration_since(*t) > REJECTION_WINDOW)

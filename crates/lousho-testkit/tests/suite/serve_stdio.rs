@@ -299,24 +299,22 @@ fn a_cancelled_call_gets_no_response() {
     server.cancel_to_the_end(8);
 }
 
-/// Direct tools' calls are answered by lousho's stdio transport, not rmcp's
-/// service (`stdio/direct_lane.rs`); what the client sees must not change.
-/// The same `talk_back` call goes once through the lane and once through
-/// rmcp (per-request capabilities in `_meta` send it there): both give the
-/// same log messages, progress and elicitation, in the same order, then the
-/// same result. Then a direct call is cancelled: no answer, and the tool was
-/// stopped.
+/// A direct tool's call talks back in order: the same `talk_back` call, once
+/// plain and once with per-request capabilities in `_meta`, gives the same
+/// log messages, progress and elicitation, in the same order, then the same
+/// result. Then a direct call is cancelled: no answer, and the tool was
+/// stopped. rmcp's service handled every one of these calls.
 #[test]
-fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
+fn a_direct_calls_messages_come_in_order_and_a_cancelled_call_gets_no_answer() {
     use serde_json::{Value, json};
     let mut server = Piped::start(&["--talk-back"], "rmcp=debug");
     server.initialize(json!({"elicitation": {}}));
 
     let call = |id: i64, meta: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "talk_back", "arguments": {}, "_meta": meta}});
     server.send(call(10, json!({"progressToken": "p"})));
-    let lane = server.until(10);
-    let rmcp_meta = json!({"progressToken": "p", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
-    server.send(call(11, rmcp_meta));
+    let plain = server.until(10);
+    let with_caps = json!({"progressToken": "p", "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    server.send(call(11, with_caps));
     let general = server.until(11);
     // Ids differ (the call's and the server's elicitation's, which rmcp
     // also makes its progress token); the rest must not.
@@ -335,11 +333,11 @@ fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
             .collect()
     };
     assert_eq!(
-        shape(&lane),
+        shape(&plain),
         shape(&general),
-        "lane: {lane:?}\nrmcp: {general:?}"
+        "plain: {plain:?}\nwith capabilities: {general:?}"
     );
-    let methods: Vec<&str> = lane
+    let methods: Vec<&str> = plain
         .iter()
         .map(|v| v["method"].as_str().unwrap_or("(answer)"))
         .collect();
@@ -354,31 +352,27 @@ fn direct_calls_answered_by_the_transport_match_rmcps_answers() {
         ]
     );
     assert_eq!(
-        lane[4]["result"]["content"][0]["text"],
+        plain[4]["result"]["content"][0]["text"],
         r#"logged: true, progress: true, elicited: {"ok":true}"#
     );
 
     // A direct call cancelled while it runs gets no answer.
     server.send(r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"slow_wait","arguments":{}}}"#);
     let err = server.cancel_to_the_end(20);
-    // rmcp logs each request it handles: the lane's calls are not among them.
+    // rmcp logs each request it handles: every call is among them.
     let err = without_ansi_colours(&err);
-    let handled = |id: i64| err.contains(&format!("received request id={id} "));
-    assert!(
-        handled(11),
-        "rmcp handled the call with per-request metadata"
-    );
-    assert!(
-        !handled(10) && !handled(20),
-        "the lane answered direct calls: {err}"
-    );
+    for id in [10, 11, 20] {
+        assert!(
+            err.contains(&format!("received request id={id} ")),
+            "rmcp's service did not handle call {id}: {err}"
+        );
+    }
 }
 
-/// A direct tool that needs approval, called through the lane: the
-/// approval question goes to the client through rmcp's peer, and the answer
-/// decides the call.
+/// A direct tool that needs approval: the approval question goes to the
+/// client through rmcp's peer, and the answer decides the call.
 #[test]
-fn a_direct_tools_approval_is_asked_through_the_lane() {
+fn a_direct_tools_approval_is_asked_through_elicitation() {
     use serde_json::json;
     let mut server = Piped::start(&["--approvals", "elicit"], "rmcp=debug");
     server.initialize(json!({"elicitation": {}}));
@@ -401,8 +395,8 @@ fn a_direct_tools_approval_is_asked_through_the_lane() {
     let (_, err) = server.finish();
     let err = without_ansi_colours(&err);
     assert!(
-        !err.contains("received request id=10 ") && !err.contains("received request id=11 "),
-        "the lane answered the calls: {err}"
+        err.contains("received request id=10 ") && err.contains("received request id=11 "),
+        "rmcp's service handled the calls: {err}"
     );
 }
 

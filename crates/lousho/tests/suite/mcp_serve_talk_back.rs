@@ -351,12 +351,12 @@ async fn post_raw(url: &str, body: Value) -> (Vec<Value>, bool) {
     (messages, stream)
 }
 
-/// Over stateless HTTP, lousho answers a plain call of a direct tool itself
-/// (without rmcp's per-request service): the same answer as rmcp gives it,
-/// JSON when the tool sends nothing first, and its log messages live in an
-/// event stream before the result when it does.
+/// Over stateless HTTP, a call of a direct tool is answered in JSON when the
+/// tool sends nothing first, and its log messages come in an event stream
+/// before the result when it does; a progress token changes only the
+/// progress.
 #[tokio::test]
-async fn stateless_calls_answered_without_rmcp_match_rmcps_answers() {
+async fn stateless_calls_answer_in_json_or_stream_their_logs_first() {
     let echo = DefinedTool::from_json(
         "echo",
         "Echo",
@@ -383,7 +383,7 @@ async fn stateless_calls_answered_without_rmcp_match_rmcps_answers() {
         }
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
     };
-    // A progress token sends the call through rmcp (which may stream it).
+    // A progress token may make rmcp stream the answer.
     let (here, here_streamed) = post_raw(&url, call(1, "echo", false)).await;
     let (rmcp, _) = post_raw(&url, call(2, "echo", true)).await;
     assert!(!here_streamed, "nothing before the result: JSON");
@@ -416,7 +416,7 @@ async fn stateless_calls_answered_without_rmcp_match_rmcps_answers() {
     );
     assert!(text.contains("HttpOptions::stateful(true)"), "{text}");
 
-    // An unknown tool is rmcp's to answer, as before.
+    // An unknown tool: invalid params.
     let (unknown, _) = post_raw(&url, call(5, "nope", false)).await;
     assert_eq!(unknown[0]["error"]["code"], -32602, "{unknown:?}");
     server.close().await.unwrap();

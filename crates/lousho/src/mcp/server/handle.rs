@@ -72,12 +72,9 @@ pub(crate) fn spawn_stdio(
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
         let (reader, writer, writer_task) = stdio::open();
-        let client = stdio::LaneClient::default();
-        let lane = stdio::DirectLane::new(server.clone(), client.clone(), writer.clone());
-        let transport = stdio::LineTransport::new(reader, writer, max_line_bytes).with_lane(lane);
+        let transport = stdio::LineTransport::new(reader, writer, max_line_bytes);
         let result = match server.serve_with_ct(transport, stop.child_token()).await {
             Ok(running) => {
-                client.handshake_done(running.peer());
                 let r = running.waiting().await;
                 if let Err(e) = r {
                     tracing::warn!(error = %e, "the stdio MCP service stopped abnormally");

@@ -5,11 +5,10 @@ use super::agent_tool::{self, Approver, Outcome};
 use super::approval;
 use super::invalid_params::custom_request_error;
 use super::mrtr::{ParkedRuns, Round, Step};
-use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, ToClient, from_rmcp_level};
+use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
-use crate::mcp::batch_writer::BatchWriter;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
 use crate::session::SessionStore;
@@ -22,7 +21,7 @@ use rmcp::model::{
     ErrorData, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
     ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -214,20 +213,8 @@ impl LoushoServer {
     fn channel(&self, cx: &RequestContext<RoleServer>, progress: ProgressTo) -> PeerChannel {
         let caps = cx.client_capabilities().unwrap_or_default();
         let modern = cx.protocol_version().is_some_and(|v| !v.has_initialize());
-        self.channel_to(ToClient::Peer(cx.peer.clone()), &caps, modern, progress)
-    }
-
-    /// A channel to `to_client`, a client with `caps` that speaks 2026-07-28
-    /// when `modern`.
-    fn channel_to(
-        &self,
-        to_client: ToClient,
-        caps: &rmcp::model::ClientCapabilities,
-        modern: bool,
-        progress: ProgressTo,
-    ) -> PeerChannel {
         PeerChannel {
-            to_client,
+            peer: cx.peer.clone(),
             progress,
             log: self.log.clone(),
             answers: self.inner.answers && !modern,
@@ -296,7 +283,7 @@ impl ServerHandler for LoushoServer {
 
 /// Marks the call's server span with its failure: a JSON-RPC error, or a
 /// tool's error result (`Ok(None)`: an answer that is not a result).
-pub(crate) fn record_outcome(span: &Span, outcome: Result<Option<&CallToolResult>, &ErrorData>) {
+fn record_outcome(span: &Span, outcome: Result<Option<&CallToolResult>, &ErrorData>) {
     if span.is_disabled() {
         return;
     }
@@ -317,21 +304,8 @@ fn server_span(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>)
         .get::<axum::http::request::Parts>()
         .and_then(|p| p.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok());
-    server_span_of(&request.name, &cx.id, session, Some(&cx.meta))
-}
-
-/// The server span of a call of `tool` with request id `id` (on HTTP
-/// session `session`), a child of the caller's span in `meta`.
-pub(crate) fn server_span_of(
-    tool: &str,
-    id: &rmcp::model::RequestId,
-    session: Option<&str>,
-    meta: Option<&rmcp::model::RequestMetaObject>,
-) -> Span {
-    let span = spans::mcp_server_call(tool, &id.to_string(), session);
-    if let Some(meta) = meta {
-        propagate::adopt_remote_parent(&span, meta);
-    }
+    let span = spans::mcp_server_call(&request.name, &cx.id.to_string(), session);
+    propagate::adopt_remote_parent(&span, &cx.meta);
     span
 }
 
@@ -409,75 +383,9 @@ impl LoushoServer {
             .map(Into::into)
     }
 
-    /// Whether a stateless HTTP call of `tool` can be answered without
-    /// rmcp's per-request service: a directly served tool, with no approval
-    /// to ask (the client could not answer) — see `http/direct_call.rs`.
-    pub(crate) fn answers_stateless(&self, tool: &str) -> bool {
-        !self.inner.answers && self.inner.approval.is_none() && self.serves_directly(tool)
-    }
-
-    /// Whether a stdio `tools/call` of `tool` can be answered without rmcp's
-    /// per-request service: a directly served tool (see `stdio/direct_lane.rs`).
-    pub(crate) fn serves_directly(&self, tool: &str) -> bool {
-        !self.inner.agents.contains_key(tool) && self.inner.direct.contains(tool)
-    }
-
-    /// The channel of such a call on a session opened with the `initialize`
-    /// handshake: notifications are written to `out`, requests go through
-    /// `peer`.
-    pub(crate) fn stdout_channel(
-        &self,
-        peer: Peer<RoleServer>,
-        out: BatchWriter,
-        caps: &rmcp::model::ClientCapabilities,
-        progress: ProgressTo,
-    ) -> PeerChannel {
-        self.channel_to(ToClient::Stdout { peer, out }, caps, false, progress)
-    }
-
-    /// The channel of such a call: its notifications go to `queue`.
-    pub(crate) fn queue_channel(
-        &self,
-        queue: mpsc::Sender<rmcp::model::ServerNotification>,
-    ) -> PeerChannel {
-        PeerChannel {
-            to_client: ToClient::Queue(queue),
-            progress: ProgressTo::Nowhere,
-            log: LogFilter::default(),
-            answers: false,
-            modern: false,
-            elicitation: false,
-            sampling: false,
-            sampling_tools: false,
-        }
-    }
-
-    /// [`run_direct`](Self::run_direct) for a call answered without rmcp's
-    /// service, in the call's server span (a child of the caller's span in
-    /// `_meta`; `session` is the HTTP session's id), its outcome recorded there.
-    pub(crate) fn run_direct_traced(
-        &self,
-        params: CallToolRequestParams,
-        id: rmcp::model::RequestId,
-        session: Option<&str>,
-        channel: PeerChannel,
-        cancel: CancellationToken,
-    ) -> impl Future<Output = Result<CallToolResult, ErrorData>> + Send + 'static {
-        let span = server_span_of(&params.name, &id, session, params.meta.as_ref());
-        let server = self.clone();
-        async move {
-            let outcome = server
-                .run_direct(params, id.to_string(), channel, &cancel)
-                .instrument(span.clone())
-                .await;
-            record_outcome(&span, outcome.as_ref().map(Some));
-            outcome
-        }
-    }
-
     /// Runs a directly served tool: the approval gate (when approvals are
     /// asked), then the tool; ends early when `request_cancel` fires.
-    pub(crate) async fn run_direct(
+    async fn run_direct(
         &self,
         request: CallToolRequestParams,
         id: String,

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-mod direct_call;
 mod envelope;
 mod host;
 mod listen;
@@ -88,8 +87,6 @@ pub(crate) fn router(
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
-    // Stateless calls of direct tools are answered in the screen.
-    let direct = (!opts.stateful).then(|| server.clone());
     // A fresh handler per session (stateful) or request (stateless): each
     // has its own log level.
     let service = if opts.stateful {
@@ -113,7 +110,6 @@ pub(crate) fn router(
             max_body_bytes: opts.max_body_bytes,
             body_timeout: opts.body_timeout,
         },
-        direct,
     };
     let app = axum::Router::new().route_service(&opts.path, screened);
     match auth {

@@ -5,16 +5,13 @@
 // 2025-11-25 clients speak.
 #![allow(deprecated)]
 
-use crate::mcp::batch_writer::BatchWriter;
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };
 use rmcp::ServiceError;
-use rmcp::model::ServerJsonRpcMessage;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction, LoggingMessageNotification,
-    LoggingMessageNotificationParam, ProgressNotification, ProgressNotificationParam,
-    ProgressToken, ServerNotification,
+    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -56,65 +53,11 @@ pub(crate) enum ProgressTo {
     Run(ProgressToken, Arc<AtomicU32>),
 }
 
-/// Where a served call's messages to the client go.
-#[derive(Clone)]
-pub(crate) enum ToClient {
-    /// rmcp's peer of the connection or request: notifications and requests.
-    Peer(Peer<RoleServer>),
-    /// A stateless HTTP call answered without rmcp's per-request service:
-    /// notifications queue up for its response; it has no requests to make
-    /// (such a client cannot answer them).
-    Queue(tokio::sync::mpsc::Sender<ServerNotification>),
-    /// A stdio call answered without rmcp's per-request service (see
-    /// `stdio/direct_lane.rs`): notifications are written to stdout directly,
-    /// so they stay ahead of the answer, which is written the same way;
-    /// requests go through rmcp's peer, which matches their responses.
-    Stdout {
-        peer: Peer<RoleServer>,
-        out: BatchWriter,
-    },
-}
-
-impl ToClient {
-    fn peer(&self) -> Option<&Peer<RoleServer>> {
-        match self {
-            ToClient::Peer(peer) | ToClient::Stdout { peer, .. } => Some(peer),
-            ToClient::Queue(_) => None,
-        }
-    }
-
-    async fn notify(&self, notification: ServerNotification) -> Result<(), ServiceError> {
-        match self {
-            ToClient::Peer(peer) => peer.send_notification(notification).await,
-            ToClient::Queue(queue) => queue
-                .send(notification)
-                .await
-                .map_err(|_| ServiceError::TransportClosed),
-            ToClient::Stdout { out, .. } => {
-                let message = ServerJsonRpcMessage::notification(notification);
-                out.queue_message(&message)
-                    .map_err(|_| ServiceError::TransportClosed)
-            }
-        }
-    }
-
-    async fn notify_progress(&self, param: ProgressNotificationParam) -> Result<(), ServiceError> {
-        self.notify(ProgressNotification::new(param).into()).await
-    }
-
-    async fn notify_logging_message(
-        &self,
-        param: LoggingMessageNotificationParam,
-    ) -> Result<(), ServiceError> {
-        self.notify(LoggingMessageNotification::new(param).into())
-            .await
-    }
-}
-
 /// What a served call's tools talk back through.
 #[derive(Clone)]
 pub(crate) struct PeerChannel {
-    pub(crate) to_client: ToClient,
+    /// rmcp's peer of the connection or request.
+    pub(crate) peer: Peer<RoleServer>,
     pub(crate) progress: ProgressTo,
     pub(crate) log: LogFilter,
     /// Whether the client can answer requests on this transport (not over
@@ -203,7 +146,7 @@ impl PeerChannel {
             let n = step.fetch_add(1, Ordering::Relaxed) + 1;
             let param =
                 ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(message);
-            if let Err(e) = self.to_client.notify_progress(param).await {
+            if let Err(e) = self.peer.notify_progress(param).await {
                 tracing::debug!(error = %e, "could not send a progress notification");
             }
         }
@@ -235,10 +178,8 @@ impl PeerChannel {
             what: "elicitation schema (use a flat object of string, number, integer, boolean and enum properties)",
             reason: e.to_string(),
         })?;
-        let Some(peer) = self.to_client.peer() else {
-            return Err(cannot_answer(ACTION));
-        };
-        let result = peer
+        let result = self
+            .peer
             .create_elicitation_with_timeout(params, timeout)
             .await
             .map_err(|e| service_error(ACTION, e))?;
@@ -291,10 +232,7 @@ impl ClientChannel for PeerChannel {
                 what: "sampling request",
                 reason: e.to_string(),
             })?;
-        let Some(peer) = self.to_client.peer() else {
-            return Err(cannot_answer(ACTION));
-        };
-        let call = peer.create_message(params);
+        let call = self.peer.create_message(params);
         let result = match timeout {
             None => call.await,
             Some(d) => match tokio::time::timeout(d, call).await {
@@ -340,7 +278,7 @@ impl ClientChannel for PeerChannel {
                 ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(text)
             }
         };
-        self.to_client
+        self.peer
             .notify_progress(param)
             .await
             .map_err(|e| service_error("report progress", e))
@@ -357,7 +295,7 @@ impl ClientChannel for PeerChannel {
         }
         let mut param = LoggingMessageNotificationParam::new(to_rmcp_level(level), data);
         param.logger = logger;
-        self.to_client
+        self.peer
             .notify_logging_message(param)
             .await
             .map_err(|e| service_error("send a log message", e))

@@ -1,10 +1,7 @@
 //! lousho tool outputs as MCP `tools/call` results.
 
 use crate::tool::{Content, ToolOutput};
-use rmcp::model::{
-    CallToolResult, ContentBlock, ErrorData, RequestId, ResourceContents, ServerJsonRpcMessage,
-    ServerResult,
-};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// Converts a tool's output; `is_error` carries over as `isError: true`.
 pub(crate) fn to_call_result(output: ToolOutput) -> CallToolResult {
@@ -16,24 +13,6 @@ pub(crate) fn to_call_result(output: ToolOutput) -> CallToolResult {
     };
     result.structured_content = output.structured;
     result
-}
-
-/// The answer to a `tools/call` lousho sends itself (not through rmcp's
-/// service), in the shape rmcp gives peers of a handshake version: no
-/// `resultType`, object-only structured output.
-pub(crate) fn call_answer(
-    outcome: Result<CallToolResult, ErrorData>,
-    id: RequestId,
-) -> ServerJsonRpcMessage {
-    match outcome {
-        Ok(result) => {
-            let mut result = ServerResult::CallToolResult(result);
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
-            ServerJsonRpcMessage::response(result, id)
-        }
-        Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-    }
 }
 
 /// An `isError: true` result with one text part.

@@ -11,10 +11,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-mod direct_lane;
 mod framing;
 
-pub(crate) use direct_lane::{DirectLane, LaneClient};
 pub(crate) use framing::LineTransport;
 
 /// A boxed reader for stdin.

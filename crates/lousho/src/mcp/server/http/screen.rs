@@ -5,7 +5,6 @@
 
 use super::super::cancel::{CancelRegistry, Principal, Registration};
 use super::super::handler::LoushoServer;
-use super::direct_call;
 use super::envelope::{self, Envelope};
 use super::host::AllowedHosts;
 use axum::body::Body;
@@ -51,9 +50,6 @@ impl McpService {
 pub(super) struct Screened {
     pub(super) inner: Arc<McpService>,
     pub(super) screen: Screen,
-    /// The served tools, for the calls answered here (stateless only; see
-    /// [`direct_call`]).
-    pub(super) direct: Option<LoushoServer>,
 }
 
 /// What the screen needs.
@@ -77,7 +73,6 @@ impl tower_service::Service<Request> for Screened {
     fn call(&mut self, req: Request) -> Self::Future {
         let inner = self.inner.clone();
         let screen = self.screen.clone();
-        let direct = self.direct.clone();
         Box::pin(async move {
             if let Err(refused) = screen.hosts.check(&req) {
                 drain(req).await;
@@ -96,25 +91,10 @@ impl tower_service::Service<Request> for Screened {
             };
             // A `tools/call`: a cancel notification for it closes its response
             // stream without an answer (dropping rmcp's future cancels the run).
-            let here = direct.as_ref().and_then(|server| {
-                Some((server, direct_call::read(server, req.headers(), &body)?))
-            });
-            let answer = async {
-                match here {
-                    Some((server, call)) => {
-                        let session = req
-                            .headers()
-                            .get("mcp-session-id")
-                            .and_then(|v| v.to_str().ok());
-                        direct_call::answer(server, call, cancel.clone(), session).await
-                    }
-                    None => rejected_as_jsonrpc(inner.handle(req).await, json, &body),
-                }
-            };
             let response = tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Ok(closed_stream()),
-                r = answer => r,
+                r = inner.handle(req) => rejected_as_jsonrpc(r, json, &body),
             };
             if !is_event_stream(&response) {
                 return Ok(response);

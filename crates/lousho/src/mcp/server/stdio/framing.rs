@@ -8,7 +8,6 @@
 //! official SDKs do, so two peers never trade errors forever.
 
 use super::super::recover_id::recover_id;
-use super::direct_lane::DirectLane;
 use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
 use crate::mcp::typed_call::{call_message, read_call_parts};
@@ -27,8 +26,6 @@ const HEAD_BYTES: usize = 4096;
 pub(crate) struct LineTransport<R> {
     reader: LineReader<R>,
     out: BatchWriter,
-    /// The direct tools' calls it answers itself.
-    lane: Option<DirectLane>,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
@@ -36,14 +33,7 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
         Self {
             reader: LineReader::new(read, max_line_bytes, HEAD_BYTES),
             out,
-            lane: None,
         }
-    }
-
-    /// Answers direct tools' calls through `lane` rather than rmcp.
-    pub(crate) fn with_lane(mut self, lane: DirectLane) -> Self {
-        self.lane = Some(lane);
-        self
     }
 
     /// Writes a JSON-RPC error line.
@@ -62,19 +52,10 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
     /// answered, ignored or logged instead.
     fn parse(&self, line: &[u8]) -> Option<ClientJsonRpcMessage> {
         if let Some((id, params)) = read_call_parts(line) {
-            let (id, params) = match &self.lane {
-                Some(lane) => lane.take(id, params)?,
-                None => (id, params),
-            };
             return Some(call_message(id, params));
         }
         let err = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-            Ok(message) => {
-                if let Some(lane) = &self.lane {
-                    lane.observe(&message);
-                }
-                return Some(message);
-            }
+            Ok(message) => return Some(message),
             Err(e) => e,
         };
         let id = recover_id(line);
@@ -152,11 +133,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
-        // rmcp closes after its own handlers' answers are out; the lane's
-        // calls get the same chance.
-        if let Some(lane) = &mut self.lane {
-            lane.close().await;
-        }
+        // rmcp closes once its handlers' answers are out (or its drain ran out).
         self.out.close();
         Ok(())
     }

@@ -125,8 +125,8 @@ async fn oauth_entries_without_a_token_store_need_auth() {
 }
 
 /// A server that restarted knows none of its sessions: it answers the next
-/// call (on lousho's direct lane) with 404. The call goes back to rmcp's
-/// path, which sets up a new session and sends it again: the call works.
+/// call with 404, and rmcp sets up a new session and sends it again: the
+/// call works.
 #[tokio::test]
 async fn a_restarted_http_server_is_reconnected_to() {
     let server = serve_http(false).await;

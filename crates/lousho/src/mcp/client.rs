@@ -7,7 +7,6 @@ pub(crate) mod config;
 mod connect;
 mod connection;
 mod digest;
-mod direct_calls;
 mod elicitation;
 mod error;
 mod fingerprint;

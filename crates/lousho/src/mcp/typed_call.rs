@@ -3,8 +3,7 @@
 //! buffers the whole message, then tries each variant in turn and builds an
 //! error for every one that fails — 40 % of a served agent's CPU per call.
 //! The calls, nearly all of the traffic, are read here in one pass (by the
-//! stdio and stateless HTTP servers, and by the HTTP client's lane when it
-//! hands a call it serialised itself to rmcp's client); any other line (and
+//! stdio and stateless HTTP servers); any other line (and
 //! a call this cannot read) goes the general way, so what is accepted and
 //! how errors are answered does not change.
 
@@ -35,7 +34,7 @@ pub(crate) fn read_call_parts(message: &[u8]) -> Option<(RequestId, CallToolRequ
 
 /// `line` as a `tools/call` request, built as rmcp's own reading builds it;
 /// `None` for any other line.
-#[cfg(any(test, feature = "mcp-client"))]
+#[cfg(test)]
 pub(crate) fn read_call(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     let (id, params) = read_call_parts(line)?;
     Some(call_message(id, params))

@@ -3,17 +3,16 @@
 //! and every failure put in words the model sees. Reconnects and OAuth
 //! retries belong to the connection ([`ManagedCalls`]).
 
-use super::direct_calls::{DirectCalls, Reply, cancellation};
 use super::error::McpError;
-use super::http::HttpCalls;
-use super::live::{DirectLane, Live};
+use super::live::Live;
+use super::replies::InvalidReply;
 use super::result::to_output;
-use super::stdout_watch::StdoutNoise;
 use crate::error_chain::error_chain;
 use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, RequestId, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
@@ -121,15 +120,6 @@ impl CallFailure {
     }
 }
 
-/// Resolves when the server sends a message over the stdio limit (never
-/// without a watcher).
-async fn oversize(noise: Option<&StdoutNoise>, since: Option<u64>) {
-    match (noise, since) {
-        (Some(n), Some(since)) => n.oversize_after(since).await,
-        _ => std::future::pending().await,
-    }
-}
-
 const OVERSIZE_MESSAGE: &str = "the server sent a message larger than 16 MiB, which the stdio transport drops, so this call cannot complete; ask the tool for less data";
 
 fn describe(e: &ServiceError, timeout: Duration) -> String {
@@ -160,7 +150,10 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             let peer = self.peer.clone();
-            let notification = cancellation(id);
+            let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("cancelled by the caller".into()),
+            ));
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 handle.spawn(async move {
                     let _ = peer.send_notification(notification.into()).await;
@@ -172,8 +165,8 @@ impl Drop for CancelOnDrop {
 
 /// One `tools/call` in its MCP client span (`tools/call {tool}`), which
 /// carries the outcome and whose trace context goes in the request's `_meta`.
-/// With the connection's `live` state, its stdout watch fails the call on an
-/// oversized message and its direct lane carries the call when it has one.
+/// With the connection's `live` state, a reply its transport could not read
+/// (or an over-limit message) fails the call with that reason.
 pub(crate) async fn call_on(
     peer: &Peer<RoleClient>,
     live: Option<&Live>,
@@ -187,21 +180,7 @@ pub(crate) async fn call_on(
         if ctx.cancel.is_cancelled() {
             return Err(CallFailure::Cancelled);
         }
-        let result = match live.and_then(Live::direct_lane) {
-            Some(DirectLane::Stdio(direct)) => {
-                let noise = live.and_then(|l| l.noise.as_ref());
-                send_direct(direct, tool, arguments, timeout, ctx, noise, &span).await
-            }
-            Some(DirectLane::Http(http)) => {
-                match send_http_direct(http, tool, arguments, timeout, ctx, &span).await {
-                    Some(result) => result,
-                    // Not on the lane (yet), or the session is gone: rmcp's
-                    // worker sets up a new one and sends the call again.
-                    None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
-                }
-            }
-            None => send_call(peer, live, tool, arguments, timeout, ctx, &span).await,
-        }?;
+        let result = send_call(peer, live, tool, arguments, timeout, ctx, &span).await?;
         // A served lousho agent's model requests count in the caller's reply.
         if let Some(sink) = &ctx.parent.usage {
             sink.add(crate::mcp::usage_meta::usage_of(&result));
@@ -245,7 +224,9 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
     }
 }
 
-/// The call through rmcp's service loop.
+/// The call through rmcp's service: its timeout (restarted by progress),
+/// `notifications/cancelled` when the run is cancelled or the caller drops
+/// the call.
 async fn send_call(
     peer: &Peer<RoleClient>,
     live: Option<&Live>,
@@ -255,13 +236,11 @@ async fn send_call(
     ctx: &ToolContext,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
-    let noise = live.and_then(|l| l.noise.as_ref());
     let replies = live.and_then(|l| l.replies.as_ref());
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
     options.meta = propagate::inject(span);
-    let oversize_before = noise.map(StdoutNoise::oversize_count);
     let handle = peer
         .send_request_with_option(request, options)
         .await
@@ -269,24 +248,30 @@ async fn send_call(
     if !span.is_disabled() {
         span.record("jsonrpc.request.id", handle.id.to_string().as_str());
     }
+    let id = handle.id.clone();
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
-        id: Some(handle.id.clone()),
+        id: Some(id.clone()),
     };
     let response = tokio::select! {
         biased;
         r = handle.await_response() => r,
-        () = ctx.cancel.cancelled() => return Err(CallFailure::Cancelled),
-        () = oversize(noise, oversize_before) => return Err(CallFailure::Oversize),
+        () = ctx.cancel.cancelled() => {
+            if let Some(replies) = replies {
+                replies.take_invalid(&id);
+            }
+            return Err(CallFailure::Cancelled);
+        }
     };
     // Answered, timed out (rmcp sent the cancellation) or closed: nothing to cancel.
-    let id = guard.id.take();
-    let invalid = replies
-        .zip(id.as_ref())
-        .and_then(|(r, id)| r.take_invalid(id));
+    guard.id = None;
+    let invalid = replies.and_then(|r| r.take_invalid(&id));
     let response = match (response, invalid) {
-        (Err(ServiceError::McpError(_)), Some(reason)) => {
+        (Err(ServiceError::McpError(_)), Some(InvalidReply::Unreadable(reason))) => {
             return Err(CallFailure::InvalidResponse(reason));
+        }
+        (Err(ServiceError::McpError(_)), Some(InvalidReply::Oversize)) => {
+            return Err(CallFailure::Oversize);
         }
         (Err(ServiceError::TransportSend(t)), _) if unreadable_http_reply(&t).is_some() => {
             let reason = unreadable_http_reply(&t).unwrap_or_default();
@@ -297,98 +282,6 @@ async fn send_call(
     match response.map_err(CallFailure::Service)? {
         ServerResult::CallToolResult(result) => Ok(result),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
-    }
-}
-
-/// The call on the connection's stdio lane: written by the transport's
-/// writer, answered by its reader.
-async fn send_direct(
-    direct: &DirectCalls,
-    tool: &str,
-    arguments: &serde_json::Map<String, serde_json::Value>,
-    timeout: Duration,
-    ctx: &ToolContext,
-    noise: Option<&StdoutNoise>,
-    span: &Span,
-) -> Result<CallToolResult, CallFailure> {
-    let meta = propagate::inject(span);
-    let oversize_before = noise.map(StdoutNoise::oversize_count);
-    let mut call = direct
-        .call(tool, arguments, meta.as_ref())
-        .map_err(CallFailure::Service)?;
-    record_id(span, call.id);
-    // Dropped unanswered (cancelled, timed out, oversize), the call sends
-    // `notifications/cancelled` itself.
-    let reply = async {
-        (&mut call.reply)
-            .await
-            .map_err(|_closed| ServiceError::TransportClosed)
-    };
-    let oversize = oversize(noise, oversize_before);
-    into_result(await_direct(reply, &call.progress, oversize, timeout, ctx).await?)
-}
-
-/// The call on the connection's HTTP lane, POSTed from here; `None` when
-/// it is rmcp's to send: the lane cannot take it yet (rmcp has not used the
-/// session), or the server no longer knows the session.
-async fn send_http_direct(
-    http: &HttpCalls,
-    tool: &str,
-    arguments: &serde_json::Map<String, serde_json::Value>,
-    timeout: Duration,
-    ctx: &ToolContext,
-    span: &Span,
-) -> Option<Result<CallToolResult, CallFailure>> {
-    let mut call = http.call(tool, arguments, propagate::inject(span))?;
-    record_id(span, call.id);
-    let never = std::future::pending();
-    match await_direct(&mut call.reply, &call.progress, never, timeout, ctx).await {
-        Ok(Some(reply)) => Some(into_result(reply)),
-        Ok(None) => None,
-        Err(failure) => Some(Err(failure)),
-    }
-}
-
-fn record_id(span: &Span, id: i64) {
-    if !span.is_disabled() {
-        span.record("jsonrpc.request.id", id.to_string().as_str());
-    }
-}
-
-/// Waits for a direct call's `reply` with the same timeout (restarted by
-/// `progress`), cancellation and failures as through rmcp; `oversize`
-/// resolves when the transport dropped a message that may have been it.
-async fn await_direct<T>(
-    reply: impl Future<Output = Result<T, ServiceError>>,
-    progress: &tokio::sync::Notify,
-    oversize: impl Future<Output = ()>,
-    timeout: Duration,
-    ctx: &ToolContext,
-) -> Result<T, CallFailure> {
-    let deadline = tokio::time::sleep(timeout);
-    tokio::pin!(deadline, reply, oversize);
-    let reply = loop {
-        tokio::select! {
-            biased;
-            r = &mut reply => break r,
-            () = ctx.cancel.cancelled() => return Err(CallFailure::Cancelled),
-            () = &mut oversize => return Err(CallFailure::Oversize),
-            () = progress.notified() => {
-                deadline.as_mut().reset(tokio::time::Instant::now() + timeout);
-            }
-            () = &mut deadline => return Err(CallFailure::Service(ServiceError::Timeout { timeout })),
-        }
-    };
-    reply.map_err(CallFailure::Service)
-}
-
-/// A direct call's reply as the call's outcome.
-fn into_result(reply: Reply) -> Result<CallToolResult, CallFailure> {
-    match reply {
-        Reply::Result(result) => Ok(result),
-        Reply::Error(error) => Err(CallFailure::Service(ServiceError::McpError(error))),
-        Reply::Unexpected => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
-        Reply::Invalid(reason) => Err(CallFailure::InvalidResponse(reason)),
     }
 }
 

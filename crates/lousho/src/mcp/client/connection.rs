@@ -9,7 +9,7 @@ use super::error::McpError;
 use super::handler::Handler;
 use super::http;
 use super::identity::ServerIdentity;
-use super::live::{DirectLane, Live};
+use super::live::Live;
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::peer_requests::{Overflow, PeerRequestLimit};
@@ -508,7 +508,6 @@ impl Connection {
                     replies.clone(),
                     noise.clone(),
                 );
-                let direct = child.direct_calls();
                 let transport =
                     PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests);
                 let handshake = tokio::time::timeout(
@@ -520,8 +519,7 @@ impl Connection {
                 let failure = match handshake {
                     Ok(Ok(service)) => {
                         let live = Live::new(service, handler, Some(process), Some(noise))
-                            .with_replies(replies)
-                            .with_direct_lane(DirectLane::Stdio(direct));
+                            .with_replies(replies);
                         return self.finish(live, timeout).await;
                     }
                     Ok(Err(e)) => {
@@ -553,12 +551,12 @@ impl Connection {
             }
             McpTransport::Http(config) => {
                 let url = http::display_url(&config.url);
-                let (served, standalone, replies, lane) = match &self.oauth {
+                let (served, standalone, replies) = match &self.oauth {
                     Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
                         .await
                         .map_err(|e| self.link_error(e, &url))?,
                     None => {
-                        let (transport, standalone, replies, lane) =
+                        let (transport, standalone, replies) =
                             http::transport(config, self.entry.max_server_requests).map_err(
                                 |e| McpError::Http {
                                     server: self.name.clone(),
@@ -572,14 +570,12 @@ impl Connection {
                             handler.clone().serve_with_lifecycle(transport, lifecycle),
                         )
                         .await;
-                        (served, standalone, replies, lane)
+                        (served, standalone, replies)
                     }
                 };
                 match served {
                     Ok(Ok(service)) => (
-                        Live::new(service, handler, None, None)
-                            .with_replies(replies)
-                            .with_direct_lane(DirectLane::Http(lane)),
+                        Live::new(service, handler, None, None).with_replies(replies),
                         Some(standalone),
                     ),
                     Ok(Err(e)) => {

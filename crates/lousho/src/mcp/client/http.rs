@@ -5,15 +5,9 @@
 //! never turns into a GET. The client is [`Watched`], so a connect can wait for
 //! the session's standalone stream ([`standalone`]).
 
-mod inbound;
-mod lane;
-mod own_post;
 mod reply_check;
 mod standalone;
 
-use inbound::Inbound;
-pub(crate) use lane::HttpCalls;
-use lane::{LaneState, Post};
 use standalone::Watched;
 pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 
@@ -81,13 +75,11 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, SetupError> {
 
 /// A transport for `config` (with a bound on the server's open requests:
 /// the excess is dropped, see [`PeerRequestLimit`]), the handle on its
-/// standalone stream, its record of invalid replies, and its direct lane for
-/// tool calls.
+/// standalone stream, and its record of invalid replies.
 pub(crate) type Transport<C> = (
-    PeerRequestLimit<Inbound<StreamableHttpClientTransport<Watched<C>>>>,
+    PeerRequestLimit<StreamableHttpClientTransport<Watched<C>>>,
     StandaloneStream,
     Replies,
-    HttpCalls,
 );
 
 /// Builds the transport for `config`; the error names the bad header.
@@ -119,19 +111,12 @@ where
     C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync + 'static,
 {
     let replies = Replies::default();
-    let state = Arc::new(LaneState::default());
-    let (client, standalone) = Watched::new(client, replies.clone(), state.clone());
-    let (to_rmcp, from_lane) = tokio::sync::mpsc::channel(inbound::INBOUND_QUEUE);
-    let closed = tokio_util::sync::CancellationToken::new();
-    let post: Arc<dyn Post> = Arc::new(client.clone());
-    let lane = HttpCalls::new(post, state, to_rmcp, closed.clone());
+    let (client, standalone) = Watched::new(client, replies.clone());
     let transport = StreamableHttpClientTransport::with_client(client, transport_config(config)?);
-    let transport = Inbound::new(transport, from_lane, closed);
     Ok((
         PeerRequestLimit::new(transport, Overflow::Drop, max_server_requests),
         standalone,
         replies,
-        lane,
     ))
 }
 

@@ -1,9 +1,7 @@
 //! One live connection to a server: the rmcp service (shared for calls), the
 //! child process when stdio, the tool-list refresh task, and diagnostics.
 
-use super::direct_calls::DirectCalls;
 use super::handler::Handler;
-use super::http::HttpCalls;
 use super::process::StdioProcess;
 use super::replies::Replies;
 use super::stderr::StderrBuffer;
@@ -19,14 +17,6 @@ const SESSION_CLOSE_LIMIT: Duration = Duration::from_secs(2);
 /// How long a call waits for a tool-list refresh its server announced.
 const REFRESH_WAIT: Duration = Duration::from_secs(2);
 
-/// Where a connection's tool calls go when they skip rmcp's service loop.
-pub(crate) enum DirectLane {
-    /// Written by the stdio transport's writer, answered by its reader.
-    Stdio(DirectCalls),
-    /// POSTed by the caller through rmcp's HTTP client.
-    Http(HttpCalls),
-}
-
 pub(crate) struct Live {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: Peer<RoleClient>,
@@ -37,9 +27,6 @@ pub(crate) struct Live {
     pub(crate) noise: Option<StdoutNoise>,
     /// Invalid replies the transport turned into errors.
     pub(crate) replies: Option<Replies>,
-    /// `tools/call` without rmcp's service loop (sessions with a
-    /// handshake).
-    direct: Option<DirectLane>,
     pub(crate) handler: Handler,
     /// The count of list-changed notifications whose refresh is done.
     pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -63,7 +50,6 @@ impl Live {
             stderr,
             noise,
             replies: None,
-            direct: None,
             handler,
             refreshed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
@@ -73,23 +59,6 @@ impl Live {
     pub(crate) fn with_replies(mut self, replies: Replies) -> Self {
         self.replies = Some(replies);
         self
-    }
-
-    /// Sends tool calls through `direct` when the session allows it (a
-    /// protocol version with an `initialize` handshake: later ones need the
-    /// per-request metadata rmcp adds).
-    pub(crate) fn with_direct_lane(mut self, direct: DirectLane) -> Self {
-        let handshake = self
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.protocol_version.has_initialize());
-        self.direct = handshake.then_some(direct);
-        self
-    }
-
-    /// The direct-call lane, when the session has one.
-    pub(crate) fn direct_lane(&self) -> Option<&DirectLane> {
-        self.direct.as_ref()
     }
 
     /// The peer, for requests.

@@ -48,7 +48,7 @@ pub(crate) async fn serve_oauth(
     _entry: &McpServer,
     _handler: &Handler,
     _lifecycle: ClientLifecycleMode,
-) -> Result<(Served, http::StandaloneStream, Replies, http::HttpCalls), LinkError> {
+) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
     Err(LinkError::MissingFeature)
 }
 

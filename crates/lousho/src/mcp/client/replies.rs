@@ -7,6 +7,10 @@
 //! once, and remembers why: [`Replies::take_invalid`] gives the call its
 //! typed reason ([`McpError::InvalidResponse`](super::McpError::InvalidResponse)).
 //!
+//! A stdio message over the size limit is dropped unread, so the request it
+//! may have answered would wait too: [`Replies::oversize`] fails every
+//! request in flight at once the same way.
+//!
 //! Only ids of requests we sent and that are still unanswered count, so a
 //! server cannot grow these tables or fail a call it was not asked.
 
@@ -29,7 +33,17 @@ pub(crate) struct Replies {
 #[derive(Debug, Default)]
 struct State {
     pending: HashSet<RequestId>,
-    invalid: HashMap<RequestId, String>,
+    invalid: HashMap<RequestId, InvalidReply>,
+}
+
+/// Why a request failed in the transport instead of being answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InvalidReply {
+    /// Its reply could not be read; why.
+    Unreadable(String),
+    /// The server sent a message over the size limit (dropped unread), which
+    /// may have been its reply.
+    Oversize,
 }
 
 /// The top level of a message, read without building its values (serde's
@@ -84,28 +98,50 @@ impl Replies {
             }
         }
         let reason = failing(&id, body, error);
-        {
-            let mut state = self.lock();
-            if state.invalid.len() >= KEEP_REASONS {
-                state.invalid.clear();
-            }
-            state.invalid.insert(id.clone(), reason.clone());
-        }
-        let data = ErrorData::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!("the server sent an invalid response: {reason}"),
-            None,
-        );
-        Some(ServerJsonRpcMessage::error(data, Some(id)))
+        let message = format!("the server sent an invalid response: {reason}");
+        self.lock().keep(&id, InvalidReply::Unreadable(reason));
+        Some(error_for(id, message))
     }
 
-    /// Why the reply to `id` was invalid, when it was (once), and forgets
-    /// the request.
-    pub(crate) fn take_invalid(&self, id: &RequestId) -> Option<String> {
+    /// A message over the size limit was dropped: every request in flight
+    /// fails (any of them may have been waiting for it); the JSON-RPC errors
+    /// to hand rmcp for them.
+    pub(crate) fn oversize(&self) -> Vec<ServerJsonRpcMessage> {
+        let mut state = self.lock();
+        let pending: Vec<RequestId> = state.pending.drain().collect();
+        pending
+            .into_iter()
+            .map(|id| {
+                state.keep(&id, InvalidReply::Oversize);
+                error_for(id, OVERSIZE.to_owned())
+            })
+            .collect()
+    }
+
+    /// Why the request `id` failed in the transport, when it did (once), and
+    /// forgets the request.
+    pub(crate) fn take_invalid(&self, id: &RequestId) -> Option<InvalidReply> {
         let mut state = self.lock();
         state.pending.remove(id);
         state.invalid.remove(id)
     }
+}
+
+/// The error rmcp is handed for a request that failed in the transport.
+const OVERSIZE: &str = "the server sent a message over the size limit, which was dropped";
+
+impl State {
+    fn keep(&mut self, id: &RequestId, why: InvalidReply) {
+        if self.invalid.len() >= KEEP_REASONS {
+            self.invalid.clear();
+        }
+        self.invalid.insert(id.clone(), why);
+    }
+}
+
+fn error_for(id: RequestId, message: String) -> ServerJsonRpcMessage {
+    let data = ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None);
+    ServerJsonRpcMessage::error(data, Some(id))
 }
 
 /// The id of a message that is a reply (an `id`, no `method`), read even
@@ -204,7 +240,9 @@ mod tests {
                 panic!("no error for {}", String::from_utf8_lossy(body));
             };
             assert_eq!(e.id, Some(id.clone()));
-            let reason = replies.take_invalid(&id).expect("a reason");
+            let Some(InvalidReply::Unreadable(reason)) = replies.take_invalid(&id) else {
+                panic!("no reason");
+            };
             assert!(reason.contains(words), "{reason}");
             assert_eq!(replies.take_invalid(&id), None, "taken once");
         }
@@ -224,5 +262,20 @@ mod tests {
         );
         assert!(replies.invalid(body, &error).is_some());
         assert!(replies.invalid(body, &error).is_none(), "settled already");
+    }
+
+    #[test]
+    fn an_oversize_message_fails_every_request_in_flight_once() {
+        let replies = Replies::default();
+        let (one, two) = (RequestId::Number(1), RequestId::Number(2));
+        replies.sent(&one);
+        replies.sent(&two);
+        let answered = br#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+        replies.received(&serde_json::from_slice(answered).expect("a reply"));
+        let errors = replies.oversize();
+        assert_eq!(errors.len(), 1, "only the unanswered request: {errors:?}");
+        assert_eq!(replies.take_invalid(&one), Some(InvalidReply::Oversize));
+        assert_eq!(replies.take_invalid(&two), None);
+        assert!(replies.oversize().is_empty(), "failed once");
     }
 }

@@ -5,14 +5,12 @@
 //! that does not parse becomes an error for that request ([`Replies`]);
 //! other lines that are not MCP messages are skipped (logged at debug; the
 //! first non-JSON one is kept for error messages, [`StdoutNoise`]). Lines
-//! over the limit are dropped and counted (the call waiting for one fails).
+//! over the limit are dropped, and every request in flight fails at once
+//! ([`Replies::oversize`]): any of them may have been waiting for it.
 //!
-//! Writes go through one writer task ([`BatchWriter`]), which also carries
-//! the [`DirectCalls`] of the connection, whose replies this transport hands
-//! over before rmcp sees them. `close` ends a write the server does not
-//! read: it never waits on a full pipe.
+//! Writes go through one writer task ([`BatchWriter`]). `close` ends a write
+//! the server does not read: it never waits on a full pipe.
 
-use super::direct_calls::DirectCalls;
 use super::replies::{Replies, request_id};
 use super::stdout_watch::StdoutNoise;
 use crate::mcp::batch_writer::BatchWriter;
@@ -20,6 +18,7 @@ use crate::mcp::line_reader::{LineReader, ReadLine};
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -32,7 +31,8 @@ pub(crate) struct ChildTransport<R> {
     out: BatchWriter,
     writer: Option<JoinHandle<io::Result<()>>>,
     abandon: CancellationToken,
-    direct: DirectCalls,
+    /// Errors for requests an over-limit message failed, not yet handed on.
+    failed: VecDeque<ServerJsonRpcMessage>,
     replies: Replies,
     noise: StdoutNoise,
 }
@@ -51,35 +51,23 @@ impl<R: AsyncRead + Unpin> ChildTransport<R> {
         let (out, writer) = BatchWriter::spawn(write, abandon.clone());
         Self {
             reader: LineReader::new(read, max_line_bytes, 0),
-            direct: DirectCalls::new(out.clone()),
             out,
             writer: Some(writer),
             abandon,
+            failed: VecDeque::new(),
             replies,
             noise,
         }
     }
 
-    /// The direct `tools/call`s written and answered through this transport.
-    pub(crate) fn direct_calls(&self) -> DirectCalls {
-        self.direct.clone()
-    }
-
     /// The message on the line just read, if it is one to deliver.
     fn parse(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
-        if self.direct.waiting() && self.direct.deliver(line) {
-            return None;
-        }
         match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
             Ok(message) => {
-                let message = self.direct.route(message)?;
                 self.replies.received(&message);
                 Some(message)
             }
             Err(e) => {
-                if self.direct.deliver_invalid(line, &e) {
-                    return None;
-                }
                 let answer = self.replies.invalid(line, &e);
                 if answer.is_none() {
                     self.noise.record_line(line);
@@ -93,7 +81,6 @@ impl<R: AsyncRead + Unpin> ChildTransport<R> {
 
 impl<R> Drop for ChildTransport<R> {
     fn drop(&mut self) {
-        self.direct.close();
         self.abandon.cancel();
     }
 }
@@ -122,23 +109,22 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(failed) = self.failed.pop_front() {
+                return Some(failed);
+            }
             match self.reader.read_line().await {
                 ReadLine::Line => {}
                 ReadLine::Oversized { .. } => {
-                    self.noise.record_oversize();
                     tracing::debug!(
                         max_line_bytes = self.reader.max_line_bytes(),
-                        "dropped a message from the MCP server over the size limit"
+                        "dropped a message from the MCP server over the size limit; failing the requests in flight"
                     );
+                    self.failed.extend(self.replies.oversize());
                     continue;
                 }
-                ReadLine::Eof => {
-                    self.direct.close();
-                    return None;
-                }
+                ReadLine::Eof => return None,
                 ReadLine::Failed(e) => {
                     tracing::debug!(error = %e, "cannot read the MCP server's stdout");
-                    self.direct.close();
                     return None;
                 }
             }
@@ -153,7 +139,6 @@ where
     async fn close(&mut self) -> Result<(), io::Error> {
         // What can still be written goes out; a write stuck on a server that
         // stopped reading is given up.
-        self.direct.close();
         self.out.close();
         self.abandon.cancel();
         if let Some(writer) = self.writer.take() {
@@ -198,6 +183,37 @@ mod tests {
         assert!(replies.take_invalid(&RequestId::Number(1)).is_some());
         assert!(t.receive().await.is_none());
         assert_eq!(noise.first_line().as_deref(), Some("not json"));
+    }
+
+    #[tokio::test]
+    async fn an_oversize_message_fails_the_requests_in_flight_at_once() {
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"{}\"}}\n",
+            "x".repeat(64)
+        );
+        let replies = Replies::default();
+        let mut t = ChildTransport::new(
+            long.as_bytes(),
+            tokio::io::sink(),
+            32,
+            replies.clone(),
+            StdoutNoise::default(),
+        );
+        t.send(call(1)).await.expect("sent");
+        t.send(call(2)).await.expect("sent");
+        let mut failed = Vec::new();
+        while let Some(message) = t.receive().await {
+            let ServerJsonRpcMessage::Error(e) = message else {
+                panic!("{message:?}");
+            };
+            failed.push(e.id.expect("an id"));
+        }
+        failed.sort_by_key(|id| id.to_string());
+        assert_eq!(failed, [RequestId::Number(1), RequestId::Number(2)]);
+        assert_eq!(
+            replies.take_invalid(&RequestId::Number(2)),
+            Some(crate::mcp::client::replies::InvalidReply::Oversize)
+        );
     }
 
     #[tokio::test]

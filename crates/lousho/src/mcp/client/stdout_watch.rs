@@ -1,8 +1,7 @@
 //! What a stdio server's stdout showed besides MCP: the first line that is
 //! not JSON (so a server that prints banners or logs to stdout gets a clear
-//! error instead of a silent hang) and the messages over the size limit
-//! (which are dropped, so the call waiting for one fails at once). The stdio
-//! transport reports both as it reads lines.
+//! error instead of a silent hang). The stdio transport reports it as it
+//! reads lines.
 
 use crate::sync::MutexExt;
 use std::sync::{Arc, Mutex};
@@ -14,46 +13,12 @@ const KEEP: usize = 200;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StdoutNoise {
     inner: Arc<Mutex<Option<String>>>,
-    oversize: Arc<Oversize>,
-}
-
-/// A message longer than the transport's limit went by (the transport drops
-/// it, so the call it answers would never return).
-#[derive(Debug, Default)]
-struct Oversize {
-    seen: std::sync::atomic::AtomicU64,
-    notify: tokio::sync::Notify,
 }
 
 impl StdoutNoise {
     /// The start of the first non-JSON line, if there was one.
     pub(crate) fn first_line(&self) -> Option<String> {
         self.inner.lock_unpoisoned().clone()
-    }
-
-    /// Resolves when a message over the limit arrives after `since`
-    /// (a value of [`oversize_count`](Self::oversize_count)).
-    pub(crate) async fn oversize_after(&self, since: u64) {
-        loop {
-            let notified = self.oversize.notify.notified();
-            if self.oversize_count() > since {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// How many over-limit messages went by.
-    pub(crate) fn oversize_count(&self) -> u64 {
-        self.oversize.seen.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// A message over the size limit was dropped.
-    pub(crate) fn record_oversize(&self) {
-        self.oversize
-            .seen
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.oversize.notify.notify_waiters();
     }
 
     /// A line that is not an MCP message went by: the first one that does
@@ -105,14 +70,5 @@ mod tests {
         let noise = StdoutNoise::default();
         noise.record_line(&[b'x'; 1000]);
         assert_eq!(noise.first_line().map(|l| l.len()), Some(KEEP));
-    }
-
-    #[tokio::test]
-    async fn oversize_wakes_whoever_waits_after_the_count() {
-        let noise = StdoutNoise::default();
-        let since = noise.oversize_count();
-        noise.record_oversize();
-        noise.oversize_after(since).await;
-        assert_eq!(noise.oversize_count(), 1);
     }
 }

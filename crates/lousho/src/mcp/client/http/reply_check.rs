@@ -5,17 +5,15 @@
 //! ([`Replies::invalid`]). (A JSON response body that does not parse already
 //! fails its POST, and so the call, at once.)
 
-use super::lane::LaneState;
 use crate::mcp::client::replies::{Replies, request_id};
 use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
-use std::sync::Arc;
 
 /// Whether an SSE event of this type carries a JSON-RPC message (others,
 /// like `endpoint` or `ping`, are control frames).
-pub(super) fn is_message_event(event: Option<&str>) -> bool {
+fn is_message_event(event: Option<&str>) -> bool {
     matches!(event, None | Some("" | "message"))
 }
 
@@ -30,7 +28,6 @@ pub(super) fn before_post(replies: &Replies, message: &ClientJsonRpcMessage) {
 /// stream is checked event by event.
 pub(super) fn after_post(
     replies: &Replies,
-    lane: &Arc<LaneState>,
     response: StreamableHttpPostResponse,
 ) -> StreamableHttpPostResponse {
     match response {
@@ -39,19 +36,15 @@ pub(super) fn after_post(
             StreamableHttpPostResponse::Json(message, session)
         }
         StreamableHttpPostResponse::Sse(stream, session) => {
-            StreamableHttpPostResponse::Sse(checked(stream, replies.clone(), lane.clone()), session)
+            StreamableHttpPostResponse::Sse(checked(stream, replies.clone()), session)
         }
         other => other,
     }
 }
 
 /// The stream with each unreadable reply to a request in flight turned into
-/// an error for it; progress about a direct call is noted on `lane`.
-pub(super) fn checked(
-    stream: BoxedSseResponse,
-    replies: Replies,
-    lane: Arc<LaneState>,
-) -> BoxedSseResponse {
+/// an error for it.
+pub(super) fn checked(stream: BoxedSseResponse, replies: Replies) -> BoxedSseResponse {
     stream
         .map(move |event| {
             event.map(|mut sse| {
@@ -60,10 +53,7 @@ pub(super) fn checked(
                     && !data.trim().is_empty()
                 {
                     match serde_json::from_str::<ServerJsonRpcMessage>(data) {
-                        Ok(message) => {
-                            replies.received(&message);
-                            lane.note(&message);
-                        }
+                        Ok(message) => replies.received(&message),
                         Err(e) => {
                             if let Some(error) = replies.invalid(data.as_bytes(), &e)
                                 && let Ok(text) = serde_json::to_string(&error)

@@ -26,7 +26,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-use super::lane::LaneState;
 use super::reply_check;
 use crate::mcp::client::replies::Replies;
 
@@ -68,54 +67,32 @@ pub(crate) struct Watched<C> {
     inner: C,
     state: Arc<watch::Sender<State>>,
     replies: Replies,
-    lane: Arc<LaneState>,
 }
 
 impl<C> Watched<C> {
     /// Wraps `inner`; the handle reports on the stream this client opens;
-    /// replies are checked against `replies`; what the direct lane needs to
-    /// know goes to `lane`.
-    pub(crate) fn new(
-        inner: C,
-        replies: Replies,
-        lane: Arc<LaneState>,
-    ) -> (Self, StandaloneStream) {
+    /// replies are checked against `replies`.
+    pub(crate) fn new(inner: C, replies: Replies) -> (Self, StandaloneStream) {
         let (tx, rx) = watch::channel(State::NoSession);
         let client = Self {
             inner,
             state: Arc::new(tx),
             replies,
-            lane,
         };
         (client, StandaloneStream { state: rx })
     }
 
-    /// The record of requests in flight and invalid replies.
-    pub(super) fn replies(&self) -> &Replies {
-        &self.replies
-    }
-
-    /// The client this one wraps.
-    pub(super) fn inner(&self) -> &C {
-        &self.inner
-    }
-
-    /// What the direct lane needs to know.
-    pub(super) fn lane(&self) -> &LaneState {
-        &self.lane
-    }
-
     /// `stream` with its events checked: unreadable replies to requests in
-    /// flight become errors, progress about direct calls is noted.
+    /// flight become errors.
     fn checked(&self, stream: BoxedSseResponse) -> BoxedSseResponse {
-        reply_check::checked(stream, self.replies.clone(), self.lane.clone())
+        reply_check::checked(stream, self.replies.clone())
     }
 
     fn after_post_checked(
         &self,
         response: StreamableHttpPostResponse,
     ) -> StreamableHttpPostResponse {
-        reply_check::after_post(&self.replies, &self.lane, response)
+        reply_check::after_post(&self.replies, response)
     }
 
     fn set(&self, state: State) {
@@ -200,15 +177,6 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
-        if !initialize {
-            self.lane.capture(
-                &uri,
-                session_id.as_ref(),
-                auth_header.as_ref(),
-                &custom_headers,
-                limits,
-            );
-        }
         reply_check::before_post(&self.replies, &message);
         let response = self
             .inner

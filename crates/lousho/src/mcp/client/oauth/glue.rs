@@ -25,12 +25,12 @@ pub(crate) async fn serve_oauth(
     entry: &McpServer,
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
-) -> Result<(Served, http::StandaloneStream, Replies, http::HttpCalls), LinkError> {
+) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
     let timeout = entry.startup_timeout;
     link.reset_attempts();
     loop {
         let client = link.client().await?;
-        let (transport, standalone, replies, lane) =
+        let (transport, standalone, replies) =
             http::auth_transport(config, client, entry.max_server_requests)
                 .map_err(LinkError::Setup)?;
         let served = tokio::time::timeout(
@@ -57,7 +57,7 @@ pub(crate) async fn serve_oauth(
             Err(_) => None,
         };
         let Some(challenge) = challenge else {
-            return Ok((served, standalone, replies, lane));
+            return Ok((served, standalone, replies));
         };
         if let Ok(Ok(service)) = served {
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;

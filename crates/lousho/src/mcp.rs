@@ -115,7 +115,7 @@ pub(crate) mod client;
 mod line_reader;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;
-#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+#[cfg(feature = "mcp-server")]
 mod typed_call;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod usage_meta;

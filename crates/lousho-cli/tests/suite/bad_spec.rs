@@ -70,3 +70,40 @@ fn a_wrong_type_and_a_bad_model_name_the_key() {
         stderr(&out)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_as_the_spec_is_refused_at_once_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("agent.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut child = lousho()
+        .args(["run", fifo.to_str().unwrap(), "hello"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr_pipe = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut { stderr_pipe }, &mut text);
+        let _ = tx.send(text);
+    });
+    // stderr ends when lousho exits; a lousho blocked on the pipe is killed.
+    let Ok(se) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        panic!("lousho run blocked on a named pipe");
+    };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{se}");
+    assert!(se.contains(fifo.to_str().unwrap()), "{se}");
+    assert!(se.contains("named pipe"), "{se}");
+}

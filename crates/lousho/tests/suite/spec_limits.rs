@@ -130,3 +130,57 @@ fn nested_defaults_expand_in_spec_files() {
     assert!(e.to_string().contains("more than 8 levels deep"), "{e}");
     assert_eq!(e.line, Some(2));
 }
+
+/// Loads `path` on another thread; `None` when it has not returned within
+/// [`GENEROUS`] (it blocks).
+#[cfg(unix)]
+fn load_or_block(
+    path: std::path::PathBuf,
+) -> Option<Result<lousho::spec::AgentSpec, lousho::spec::SpecError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(loader().load(&path));
+    });
+    rx.recv_timeout(GENEROUS).ok()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_is_refused_without_waiting_for_a_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("agent.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = load_or_block(fifo.clone())
+        .expect("loading a named pipe nobody writes returned")
+        .unwrap_err();
+    assert_eq!(
+        *e.kind,
+        SpecErrorKind::NotAFile("a named pipe (FIFO)".into())
+    );
+    let message = e.to_string();
+    assert!(message.contains(&fifo.display().to_string()), "{message}");
+    assert!(message.contains("it is a named pipe"), "{message}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pipe_being_written_is_read_as_a_shell_substitution_is() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    writer
+        .write_all(b"model: test\nprompt: from a pipe\n")
+        .unwrap();
+    drop(writer);
+    // What `lousho run <(cat agent.yaml)` hands over.
+    let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", reader.as_raw_fd()));
+    let spec = load_or_block(path)
+        .expect("reading a written pipe returned")
+        .unwrap();
+    assert_eq!(spec.prompt.as_deref(), Some("from a pipe"));
+    drop(reader);
+}

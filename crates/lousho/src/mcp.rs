@@ -132,11 +132,11 @@ pub use client::{
     DiskManifestStore, ElicitationHandler, ElicitationRequest, ElicitationResponse, HttpTransport,
     IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, ManifestStore, ManifestStoreError,
     ManifestTool, McpClient, McpConfigFile, McpError, McpServers, McpTool, McpTransport,
-    MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OnError, ProgressHook,
-    ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport,
-    ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming, VariableError,
-    expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers, qualified_name,
-    servers_from_value,
+    MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OWN_ENV_VARS, OnError,
+    ProgressHook, SPEC_CHAIN_VAR, ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm,
+    StderrMode, StdioTransport, ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming,
+    VariableError, expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers,
+    qualified_name, servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

@@ -413,11 +413,16 @@ impl SpecLoader {
         text: &str,
         scope: &agents::Scope,
     ) -> Result<AgentSpec, SpecError> {
+        // Absolute, so what is resolved from it (a stdio server's `cwd`, its
+        // command) names the same place whatever folder lousho runs in, and
+        // two projects' `cwd: .` are two servers, not one (their identities
+        // key the catalog and pins).
         let dir = path
             .parent()
             .map(Path::to_path_buf)
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or_else(|| PathBuf::from("."));
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         let at_key = |kind, key: &str| {
             SpecError::new(path, kind)
                 .at(line_of_key(text, key), None)

@@ -10,8 +10,9 @@ use lousho::mcp::McpTransport;
 use lousho::spec::{AgentSpec, SpecError, SpecErrorKind};
 use std::path::Path;
 
-/// The variable that carries the chain to child processes.
-pub const CHAIN_VAR: &str = "LOUSHO_SPEC_CHAIN";
+/// The variable that carries the chain to child processes (the library's
+/// name for it: it leaves the variable out of a server's identity).
+pub const CHAIN_VAR: &str = lousho::mcp::SPEC_CHAIN_VAR;
 /// The variable that sets how many specs may mount one another in a row.
 pub const DEPTH_VAR: &str = "LOUSHO_MAX_SPEC_DEPTH";
 /// How many specs may mount one another in a row by default.

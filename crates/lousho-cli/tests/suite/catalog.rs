@@ -306,3 +306,76 @@ fn tools_shows_estimated_tokens_and_what_tool_search_holds_back() {
     assert!(text.contains("TOKENS"), "{text}");
     assert!(text.contains("tool search (on) holds back"), "{text}");
 }
+
+/// A spec in `dir` mounting one stdio server (`lousho mcp files.yaml`,
+/// logging its spawns to `log`), with `cwd` when given.
+fn one_server_spec(
+    dir: &std::path::Path,
+    name: &str,
+    log: &std::path::Path,
+    cwd: Option<&str>,
+) -> String {
+    let cwd = cwd
+        .map(|c| format!("    cwd: \"{c}\"\n"))
+        .unwrap_or_default();
+    let text = format!(
+        "model: test\nmcpServers:\n  files:\n    command: sh\n    args: [\"-c\", \"echo spawn >> '{}'; exec \\\"$0\\\" mcp '{}'\", \"${{LOUSHO_BIN}}\"]\n{cwd}",
+        log.display(),
+        example("files.yaml")
+    );
+    let spec = dir.join(name);
+    std::fs::write(&spec, text).unwrap();
+    spec.to_string_lossy().into_owned()
+}
+
+#[test]
+fn two_specs_mounting_one_server_share_its_manifest() {
+    let s = Setup::new(0, "");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("spawns");
+    let main = one_server_spec(dir.path(), "main.yaml", &log, None);
+    let serve = one_server_spec(dir.path(), "serve.yaml", &log, None);
+    let out = s.run(&["tools", &main]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(s.manifests().len(), 1);
+    // The second spec passes another spec chain to the server: still the same
+    // server, so its manifest answers and nothing is spawned.
+    let out = s.run(&["tools", &serve]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("files__read_file"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(s.manifests().len(), 1, "{:?}", s.manifests());
+    let spawns = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(spawns.lines().count(), 1, "{spawns}");
+}
+
+#[test]
+fn a_relative_cwd_in_two_projects_is_two_servers() {
+    let s = Setup::new(0, "");
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("spawns");
+    let mut specs = Vec::new();
+    for project in ["one", "two"] {
+        let dir = log_dir.path().join(project);
+        std::fs::create_dir(&dir).unwrap();
+        one_server_spec(&dir, "agent.yaml", &log, Some("."));
+        specs.push(dir);
+    }
+    for project in &specs {
+        // Run from inside the project, with the spec named relatively, as a
+        // user in that folder would.
+        let out = lousho()
+            .env("LOUSHO_CACHE_DIR", &s.cache)
+            .current_dir(project)
+            .args(["tools", "agent.yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(s.manifests().len(), 2, "{:?}", s.manifests());
+    let spawns = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(spawns.lines().count(), 2, "{spawns}");
+}

@@ -49,7 +49,7 @@ pub use connection::ServerStatus;
 pub use elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse, fill_defaults};
 pub use error::McpError;
 pub use fingerprint::ToolFingerprint;
-pub use identity::ServerIdentity;
+pub use identity::{OWN_ENV_VARS, SPEC_CHAIN_VAR, ServerIdentity};
 pub use load::{LoadOptions, load_mcp_tools};
 pub use naming::{NameCollision, ToolNames, ToolNaming, qualified_name};
 pub use progress::{ProgressHook, ServerProgress};

@@ -17,6 +17,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+/// The variable in which lousho passes the chain of spec files that mount
+/// one another (`lousho mcp other.yaml` as a stdio server) to the servers it
+/// starts; see the CLI's `lousho mcp`.
+pub const SPEC_CHAIN_VAR: &str = "LOUSHO_SPEC_CHAIN";
+
+/// The environment variables lousho itself adds to the stdio servers it
+/// starts. They say who started a server, not what it is, so they are not
+/// part of its [`ServerIdentity`]: one server mounted by two specs shares
+/// one manifest, one pin and its remembered approvals.
+pub const OWN_ENV_VARS: &[&str] = &[SPEC_CHAIN_VAR];
+
 /// A server's identity: what is launched or dialled, secrets hashed.
 ///
 /// Serialises as `{"transport": "stdio", "command": …, "args": […], "cwd": …,
@@ -68,13 +79,29 @@ impl ServerIdentity {
     /// The identity of a server entry.
     pub fn of(server: &McpServer) -> Self {
         match &server.transport {
-            McpTransport::Stdio(s) => ServerIdentity::Stdio {
-                command: s.command.clone(),
-                args: s.args.clone(),
-                cwd: s.cwd.clone(),
-                env_names: s.env.keys().cloned().collect(),
-                values_sha256: sha256_hex(&pairs(&s.env)),
-            },
+            McpTransport::Stdio(s) => {
+                // lousho's own variables (the spec chain) say who started
+                // the server, not what it is: left out.
+                let env: BTreeMap<String, String> = s
+                    .env
+                    .iter()
+                    .filter(|(name, _)| !OWN_ENV_VARS.contains(&name.as_str()))
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect();
+                ServerIdentity::Stdio {
+                    command: s.command.clone(),
+                    args: s.args.clone(),
+                    // A relative folder is relative to where the server is
+                    // started from: the same `.` in two projects is two
+                    // servers.
+                    cwd: s
+                        .cwd
+                        .as_ref()
+                        .map(|cwd| std::path::absolute(cwd).unwrap_or_else(|_| cwd.clone())),
+                    env_names: env.keys().cloned().collect(),
+                    values_sha256: sha256_hex(&pairs(&env)),
+                }
+            }
             McpTransport::Http(h) => ServerIdentity::Http {
                 url: super::http::display_url(&h.url),
                 header_names: h.headers.keys().cloned().collect(),
@@ -179,5 +206,41 @@ mod tests {
         let back: ServerIdentity =
             serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
+    }
+
+    #[test]
+    fn lousho_own_variables_are_not_part_of_a_server() {
+        let plain = ServerIdentity::of(&McpServer::stdio("srv").env("API_KEY", "k"));
+        let chained = ServerIdentity::of(
+            &McpServer::stdio("srv")
+                .env("API_KEY", "k")
+                .env(SPEC_CHAIN_VAR, r#"["/a/main.yaml"]"#),
+        );
+        assert_eq!(plain, chained);
+        assert_eq!(plain.digest(), chained.digest());
+        let other_user_var = ServerIdentity::of(
+            &McpServer::stdio("srv")
+                .env("API_KEY", "k")
+                .env("LOUSHO_SOMETHING", "x"),
+        );
+        assert_ne!(
+            plain, other_user_var,
+            "only lousho's own variables are left out"
+        );
+    }
+
+    #[test]
+    fn a_relative_folder_is_resolved_before_it_identifies_a_server() {
+        let relative = ServerIdentity::of(&McpServer::stdio("srv").cwd("."));
+        let here = std::env::current_dir().unwrap();
+        let ServerIdentity::Stdio { cwd: Some(cwd), .. } = &relative else {
+            panic!("{relative:?}");
+        };
+        assert!(cwd.is_absolute(), "{cwd:?}");
+        assert_eq!(
+            relative,
+            ServerIdentity::of(&McpServer::stdio("srv").cwd(std::path::absolute(".").unwrap()))
+        );
+        assert!(cwd.starts_with(&here));
     }
 }

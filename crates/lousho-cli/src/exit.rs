@@ -35,22 +35,36 @@ impl fmt::Display for Usage {
 impl std::error::Error for Usage {}
 
 /// Prints `error: …` and each cause on its own line; picks the exit code.
+/// An MCP server's error already says its cause in lousho's words (a status,
+/// "connection refused", a timeout): what it wraps (the protocol library's
+/// chain) is shown only with `-v` (`verbose` ≥ 1).
 /// Stdout closed under us (`lousho tools x | head`) ends quietly with 0.
 #[allow(clippy::print_stderr)]
-pub fn report(error: &anyhow::Error) -> ExitCode {
+pub fn report(error: &anyhow::Error, verbose: u8) -> ExitCode {
     if is_broken_pipe(error) {
         return ExitCode::from(OK);
     }
-    let mut lines = error
-        .chain()
-        .map(|cause| cli_text(cause).unwrap_or_else(|| cause.to_string()));
-    if let Some(first) = lines.next() {
-        eprintln!("error: {first}");
-    }
-    for cause in lines {
-        eprintln!("  caused by: {cause}");
+    for (i, line) in lines(error, verbose).iter().enumerate() {
+        if i == 0 {
+            eprintln!("error: {line}");
+        } else {
+            eprintln!("  caused by: {line}");
+        }
     }
     ExitCode::from(code_for(error))
+}
+
+/// The lines [`report`] prints: the error, then its causes down to the first
+/// MCP server error (all of them with `verbose` ≥ 1).
+fn lines(error: &anyhow::Error, verbose: u8) -> Vec<String> {
+    let mut out = Vec::new();
+    for cause in error.chain() {
+        out.push(cli_text(cause).unwrap_or_else(|| cause.to_string()));
+        if verbose == 0 && cause.is::<McpError>() {
+            break;
+        }
+    }
+    out
 }
 
 /// Whether the error is a write to a closed stdout.

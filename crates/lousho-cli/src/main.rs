@@ -89,16 +89,17 @@ fn main() -> ExitCode {
     }
     .and_then(|path| load::spec(path).ok())
     .map(|spec| spec.telemetry);
-    let _otel = match logging::init(cli.verbose, cli.trace, spec_telemetry) {
+    let verbose = cli.verbose;
+    let _otel = match logging::init(verbose, cli.trace, spec_telemetry) {
         Ok(guard) => guard,
-        Err(e) => return exit::report(&e),
+        Err(e) => return exit::report(&e, verbose),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return exit::report(&anyhow::Error::new(e)),
+        Err(e) => return exit::report(&anyhow::Error::new(e), verbose),
     };
     let tokens = cli.tokens;
     let store = cli.store;
@@ -147,6 +148,6 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(code) => code,
-        Err(e) => exit::report(&e),
+        Err(e) => exit::report(&e, verbose),
     }
 }

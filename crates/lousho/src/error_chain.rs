@@ -10,18 +10,28 @@ pub(crate) fn sources<'a>(
     std::iter::successors(Some(e), |e: &&'a (dyn Error + 'static)| cause(*e))
 }
 
-/// An error's cause. rmcp's HTTP client error holds reqwest's error without
-/// naming it as its source, which would lose the reason a server could not
-/// be reached ("connection refused", a DNS failure): that one is reached by
-/// downcasting.
+/// An error's cause. Two rmcp errors hold their cause without naming it as
+/// their source, which would lose the reason a server could not be reached
+/// ("connection refused", a DNS failure): its HTTP client error (reqwest's
+/// error inside) and its handshake error (the transport's error inside, or
+/// the legacy fallback's when both protocol eras failed). Those are reached
+/// by downcasting.
 fn cause<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a (dyn Error + 'static)> {
     #[cfg(feature = "mcp-client")]
     {
+        use rmcp::service::ClientInitializeError;
         use rmcp::transport::streamable_http_client::StreamableHttpError;
         if let Some(StreamableHttpError::Client(inner)) =
             e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
         {
             return Some(inner);
+        }
+        match e.downcast_ref::<ClientInitializeError>() {
+            Some(ClientInitializeError::TransportError { error, .. }) => return Some(error),
+            Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+                return Some(fallback.as_ref());
+            }
+            _ => {}
         }
     }
     e.source()

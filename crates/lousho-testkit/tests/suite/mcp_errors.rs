@@ -53,6 +53,9 @@ async fn numbers_in_a_url_whose_connect_fails_are_no_status() {
     };
     assert_eq!(*status, None, "{err}");
     assert!(err.to_string().contains("443"), "{err}");
+    // The cause in words, not the transport's chain of wrappers.
+    assert!(err.to_string().contains("connection refused"), "{err}");
+    assert!(!err.to_string().contains("Transport ["), "{err}");
     assert!(
         err.source().is_some(),
         "the transport error is kept: {err:?}"
@@ -69,6 +72,12 @@ async fn a_401_from_the_server_is_status_401_with_or_without_a_challenge() {
         };
         assert_eq!(*status, Some(401), "challenge {challenge}: {err}");
         assert!(err.source().is_some(), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("HTTP 401 Unauthorized")
+                && text.contains("set the entry's headers.Authorization or configure oauth"),
+            "what to do: {text}"
+        );
     }
 }
 

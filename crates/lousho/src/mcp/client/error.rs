@@ -41,7 +41,7 @@ pub enum McpError {
         source: Arc<std::io::Error>,
     },
     /// The HTTP endpoint answered with an error status or could not be reached.
-    #[error("MCP server `{server}` at {url}: {}", describe(source))]
+    #[error("MCP server `{server}` at {url}: {}", http_reason(*status, source))]
     Http {
         /// The server's name.
         server: String,
@@ -207,6 +207,68 @@ fn describe(source: &SharedError) -> String {
         Some(e) => describe_init(e),
         None => error_chain(source.as_ref()),
     }
+}
+
+/// Why an HTTP server could not be used, in one line: its status with what
+/// to do, or the network's own reason (connection refused, a timeout, a DNS
+/// failure) — not the transport's chain of wrappers, which stays the error's
+/// source (shown by the CLI at `-v`).
+fn http_reason(status: Option<u16>, source: &SharedError) -> String {
+    use std::io::ErrorKind;
+    if let Some(status) = status {
+        return status_words(status);
+    }
+    let sources = || crate::error_chain::sources(source.as_ref());
+    let io_kind = sources().find_map(|e| e.downcast_ref::<std::io::Error>().map(|io| io.kind()));
+    match io_kind {
+        Some(ErrorKind::ConnectionRefused) => {
+            return "connection refused: nothing is listening at that address; is the server \
+                    running, and is the URL's port right?"
+                .to_owned();
+        }
+        Some(ErrorKind::TimedOut) => {
+            return "the connection timed out; check the URL and the network".to_owned();
+        }
+        _ => {}
+    }
+    if let Some((at, r)) = sources()
+        .enumerate()
+        .find_map(|(i, e)| e.downcast_ref::<reqwest::Error>().map(|r| (i, r)))
+    {
+        if r.is_timeout() {
+            return "the request timed out; check the URL and the network".to_owned();
+        }
+        if r.is_connect() {
+            // The innermost error is the network's reason (DNS, TLS).
+            let reason = sources()
+                .skip(at)
+                .last()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            return format!("cannot connect: {reason}");
+        }
+    }
+    describe(source)
+}
+
+/// An HTTP status with what to do about it.
+fn status_words(status: u16) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default();
+    let advice = match status {
+        401 => ": set the entry's headers.Authorization or configure oauth",
+        403 => {
+            ": the credentials are not allowed to use this server (check the token and its scopes)"
+        }
+        404 => ": check the URL's path (MCP servers often serve /mcp)",
+        405 => ": check that the URL is a Streamable HTTP MCP endpoint",
+        500..=599 => ": the server failed; its logs say why",
+        _ => "",
+    };
+    format!("HTTP {status}{reason}{advice}")
 }
 
 fn stderr_note(stderr: &Option<String>) -> String {

@@ -86,3 +86,52 @@ fn a_closed_stdout_ends_the_command_quietly_with_0() {
         assert!(!se.contains("Broken pipe"), "{args:?}: {se}");
     }
 }
+
+/// A stdio MCP server (a shell script) that answers its one `tools/call`
+/// and exits at once.
+const EXITS_AFTER_ITS_RESULT: &str = r#"while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"once","version":"1"}}}\n' "$id" ;;
+    *'"method":"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"once","description":"answers, then exits","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}\n' "$id" ;;
+    *'"method":"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}\n' "$id"; exit 0 ;;
+  esac
+done
+"#;
+
+#[test]
+fn a_server_that_exits_right_after_its_result_leaves_a_quiet_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("once.sh");
+    std::fs::write(&script, EXITS_AFTER_ITS_RESULT).unwrap();
+    let spec = dir.path().join("once.yaml");
+    std::fs::write(
+        &spec,
+        format!(
+            "model: test\nmcpServers:\n  once:\n    command: sh\n    args: [\"{}\"]\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let spec = spec.to_str().unwrap();
+    for args in [
+        vec!["--no-catalog", "call", spec, "once__once"],
+        vec!["--no-catalog", "run", spec, "hello"],
+    ] {
+        // Both the user's default logs and the warnings the tests turn on.
+        for log in [None, Some("warn")] {
+            let mut cmd = lousho();
+            match log {
+                Some(level) => cmd.env("LOUSHO_LOG", level),
+                None => cmd.env_remove("LOUSHO_LOG"),
+            };
+            let out = cmd.args(&args).output().unwrap();
+            let se = stderr(&out);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {se}");
+            assert!(stdout(&out).contains("done"), "{args:?}: {}", stdout(&out));
+            for noise in ["Broken pipe", "ERROR", "WARN", "error:"] {
+                assert!(!se.contains(noise), "{args:?} {log:?}: {se}");
+            }
+        }
+    }
+}

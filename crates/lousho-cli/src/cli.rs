@@ -305,7 +305,8 @@ pub struct McpArgs {
     /// server's public name; repeatable; adds to the spec's serve.allowedHosts.
     #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
     pub allow_hosts: Vec<String>,
-    /// The most HTTP connections open at once [default: 128, or serve.maxConnections].
+    /// The most HTTP connections served at once; past it, 503 with Retry-After
+    /// [default: 3/4 of the file-descriptor limit, or serve.maxConnections].
     #[arg(long, value_name = "N", requires = "http")]
     pub max_connections: Option<usize>,
     /// Close a connection whose request headers (or next request) take longer

@@ -86,7 +86,7 @@
 //!   `Authorization: Bearer <token>`, scheme in any case (`401` with
 //!   `WWW-Authenticate: Bearer` otherwise). Binding a non-loopback host
 //!   without auth logs a warning. At most [`HttpOptions::max_connections`]
-//!   connections; slow headers, idle connections and slow bodies are closed
+//!   connections (past it, `503` with `Retry-After`); slow headers, idle connections and slow bodies are closed
 //!   after [`HttpOptions::header_timeout`] / [`HttpOptions::body_timeout`].
 //!
 //! ```no_run
@@ -141,9 +141,9 @@ pub use client::{
 #[cfg(feature = "mcp-server")]
 pub use server::{
     Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_LINE_BYTES, HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals,
-    ServeError, ServeTransport,
+    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINE_BYTES,
+    HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals, ServeError,
+    ServeTransport, default_max_connections,
 };
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

@@ -175,7 +175,7 @@ pub struct ServeSpec {
     pub approval_timeout: Option<std::time::Duration>,
     /// HTTP: extra `Host` values to accept (`serve.allowedHosts`).
     pub allowed_hosts: Vec<String>,
-    /// HTTP: the most connections open at once (`serve.maxConnections`).
+    /// HTTP: the most connections served at once (`serve.maxConnections`).
     pub max_connections: Option<usize>,
     /// HTTP: the deadline for a request's headers and for idle connections
     /// (`serve.headerTimeoutMs`).

@@ -22,9 +22,9 @@ pub use error::ServeError;
 pub use handle::McpServerHandle;
 pub use options::{
     Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_LINE_BYTES, HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions,
-    ServeTransport,
+    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINE_BYTES,
+    HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions, ServeTransport,
+    default_max_connections,
 };
 
 use crate::policy::Decision;

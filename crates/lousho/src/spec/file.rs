@@ -259,7 +259,8 @@ pub(crate) struct ServeFile {
     /// and the bound address, e.g. the server's public name.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
-    /// HTTP: the most connections open at once (default 128).
+    /// HTTP: the most connections served at once (default: three quarters
+    /// of the file-descriptor limit).
     pub max_connections: Option<usize>,
     /// HTTP: the deadline for a request's headers, which also closes idle
     /// kept-alive connections (default 10000).

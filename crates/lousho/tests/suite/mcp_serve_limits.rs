@@ -92,7 +92,7 @@ async fn idle_slow_header_and_slow_body_connections_are_closed_within_their_time
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn at_the_connection_cap_the_longest_idle_connection_makes_room() {
+async fn at_the_connection_cap_silent_connections_make_room() {
     let probe = CancelProbe::default();
     let server = serve_mcp(
         ServeOptions::new(fixture_agent(&probe)).http(
@@ -111,13 +111,16 @@ async fn at_the_connection_cap_the_longest_idle_connection_makes_room() {
         held.push(TcpStream::connect(addr).await.unwrap());
     }
     assert_eq!(initialize_status(addr).await, 200);
-    // The first 184 idle ones were closed to make room (the last 16 may be open).
-    let closed = tokio::time::timeout(
-        Duration::from_secs(20),
-        futures::future::join_all(held.drain(..184).map(until_closed)),
+    // Silent ones past the cap were closed to make room (or answered and
+    // closed): at most a cap's worth may still be open.
+    let closed = futures::future::join_all(
+        held.drain(..)
+            .map(|s| tokio::time::timeout(Duration::from_secs(10), until_closed(s))),
     )
     .await
-    .expect("idle connections beyond the cap are closed");
-    assert_eq!(closed.len(), 184);
+    .into_iter()
+    .filter(Result::is_ok)
+    .count();
+    assert!(closed >= 184, "only {closed} of 200 closed");
     server.close().await.unwrap();
 }

@@ -23,6 +23,8 @@ mod mcp_serve_hosts;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_limits;
 #[cfg(feature = "mcp-server")]
+mod mcp_serve_load;
+#[cfg(feature = "mcp-server")]
 mod mcp_serve_sessions;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_talk_back;

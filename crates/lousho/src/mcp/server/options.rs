@@ -26,9 +26,29 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a served run waits for the client's user to answer an approval
 /// form ([`ServeApprovals::Elicit`]) before the call counts as denied (5 min).
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
-/// The default cap on open HTTP connections (128: with the rest of the
-/// process it stays well under a 256 file-descriptor limit).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
+/// The default cap on HTTP connections served at once: three quarters of
+/// the process's file-descriptor limit (`RLIMIT_NOFILE`, read when called),
+/// 16 to 100,000 — 768 under the common limit of 1024, 192 under 256. The
+/// last quarter stays for the rest of the process and for the connections
+/// answered `503` past the cap. 768 where the limit cannot be read.
+pub fn default_max_connections() -> usize {
+    const FALLBACK: usize = 768;
+    fd_limit().map_or(FALLBACK, |n| (n / 4 * 3).clamp(16, 100_000))
+}
+
+/// The soft limit on open file descriptors (`usize::MAX`: unlimited).
+#[cfg(unix)]
+fn fd_limit() -> Option<usize> {
+    match rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        None => Some(usize::MAX),
+        Some(n) => usize::try_from(n).ok(),
+    }
+}
+
+#[cfg(not(unix))]
+fn fd_limit() -> Option<usize> {
+    None
+}
 
 /// What to serve over MCP and how. Pass it to [`serve_mcp`](super::serve_mcp).
 ///
@@ -333,9 +353,13 @@ pub struct HttpOptions {
     /// How long a client may take to send a request's body (default 30 s);
     /// a slower one gets `408` and the connection is closed.
     pub body_timeout: Duration,
-    /// The most connections open at once (default 128). When all are open
-    /// and another client connects, the one idle longest is closed to make
-    /// room; when all have a request in flight, new ones wait.
+    /// The most connections served at once (default
+    /// [`default_max_connections`]: three quarters of the file-descriptor
+    /// limit). At the cap, a new connection makes room: the kept-alive
+    /// connection idle longest is closed, else one that has sent no complete
+    /// request for a second (from the client holding the most); one with a
+    /// request in flight never is. If no slot frees within a second, the new
+    /// connection is answered `503` with `Retry-After` — never reset.
     pub max_connections: usize,
     /// Keep a session per client (`Mcp-Session-Id`, default off): then the
     /// server can ask the client (elicitation, sampling — approvals with
@@ -355,7 +379,7 @@ impl Default for HttpOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections: default_max_connections(),
             stateful: false,
         }
     }

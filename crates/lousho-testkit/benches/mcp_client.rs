@@ -1,5 +1,6 @@
-//! MCP client benchmark: lousho's client vs a plain rmcp client vs a raw
-//! client, all against the same servers — a bare newline-JSON / bare-HTTP
+//! MCP client benchmark: lousho's client vs a plain rmcp client vs the
+//! official TypeScript SDK's client (Node; `interop/clients/bench_client.mjs`,
+//! timed inside Node) vs a raw client, all against the same servers — a bare newline-JSON / bare-HTTP
 //! echo that speaks just enough MCP to connect (the floor) — over stdio and
 //! Streamable HTTP, in one run; plus connect time for 1 vs 10 stdio servers
 //! (lousho, plain rmcp, and a raw spawn-and-handshake floor); and big
@@ -141,6 +142,118 @@ async fn measure(
         p50,
         p99,
         rate,
+    }
+}
+
+/// What is measured: a client in this process (a call to time), or the
+/// TypeScript SDK's client in Node, which times itself.
+#[derive(Clone)]
+enum Subject {
+    InProcess(CallFn),
+    Node(Arc<NodeClient>),
+}
+
+/// The official TypeScript SDK's client in a Node process
+/// (`interop/clients/bench_client.mjs`), connected once; it measures what it
+/// is asked, so no pipe hop is counted per call.
+struct NodeClient {
+    io: tokio::sync::Mutex<(
+        tokio::process::ChildStdin,
+        tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    )>,
+    _child: tokio::process::Child,
+}
+
+impl NodeClient {
+    /// Starts the script against `target` (`stdio <command> <args>` or
+    /// `http <url>`); `None` when the TypeScript SDK is not installed.
+    async fn start(target: &[&str]) -> Option<Arc<Self>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        if !root
+            .join("interop/node_modules/@modelcontextprotocol/sdk")
+            .exists()
+        {
+            eprintln!(
+                "the TypeScript SDK is not installed (interop/install.sh): no TypeScript rows"
+            );
+            return None;
+        }
+        let mut child = tokio::process::Command::new("node")
+            .arg(root.join("interop/clients/bench_client.mjs"))
+            .args(target)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines.next_line().await.unwrap().unwrap();
+        assert!(ready.contains("ready"), "{ready}");
+        Some(Arc::new(Self {
+            io: tokio::sync::Mutex::new((stdin, lines)),
+            _child: child,
+        }))
+    }
+
+    async fn ask(&self, task: Value) -> Value {
+        let mut io = self.io.lock().await;
+        io.0.write_all(format!("{task}\n").as_bytes())
+            .await
+            .unwrap();
+        let line = io.1.next_line().await.unwrap().unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn measure(&self, calls: usize, window: Duration) -> (Duration, Duration, f64) {
+        let a = self
+            .ask(json!({"op": "measure", "text": &*payload(), "calls": calls, "secs": window.as_secs_f64(), "inflight": 32}))
+            .await;
+        let us = |k: &str| Duration::from_secs_f64(a[k].as_f64().unwrap() / 1e6);
+        (us("p50_us"), us("p99_us"), a["rate"].as_f64().unwrap())
+    }
+
+    async fn trip(&self, calls: usize) -> Duration {
+        let a = self
+            .ask(json!({"op": "trip", "text": &*payload(), "calls": calls}))
+            .await;
+        Duration::from_secs_f64(a["median_us"].as_f64().unwrap() / 1e6)
+    }
+}
+
+/// `measure` for either kind of subject.
+async fn measure_subject(
+    transport: &'static str,
+    client: &'static str,
+    subject: &Subject,
+    calls: usize,
+    window: Duration,
+) -> Row {
+    match subject {
+        Subject::InProcess(call) => measure(transport, client, call.clone(), calls, window).await,
+        Subject::Node(node) => {
+            let (p50, p99, rate) = node.measure(calls, window).await;
+            eprintln!("  {transport:5} {client:12} p50 {p50:?} p99 {p99:?} {rate:.0}/s");
+            Row {
+                transport,
+                client,
+                p50,
+                p99,
+                rate,
+            }
+        }
+    }
+}
+
+/// The median of `n` round trips at the current payload, after a warm-up.
+async fn trip_subject(subject: &Subject, n: usize) -> Duration {
+    match subject {
+        Subject::InProcess(call) => {
+            call().await; // warm-up at this size (buffers grown)
+            let lat = sequential(call, n).await;
+            lat[n / 2]
+        }
+        Subject::Node(node) => node.trip(n).await,
     }
 }
 
@@ -393,7 +506,7 @@ async fn main() {
     // Every client is connected first and stays connected; the rounds then
     // take turns (lousho, rmcp, floor, ...) so drift on the machine hits all
     // of them alike, and each figure is the median over the rounds.
-    let mut subjects: Vec<(&'static str, &'static str, CallFn)> = Vec::new();
+    let mut subjects: Vec<(&'static str, &'static str, Subject)> = Vec::new();
 
     // ---- stdio ----
     let stdio_mcp = connect_mcp(
@@ -403,7 +516,7 @@ async fn main() {
     .await
     .unwrap();
     let tool = stdio_mcp.tools().get("fx__echo").unwrap().clone();
-    subjects.push(("stdio", "lousho", lousho_call(tool)));
+    subjects.push(("stdio", "lousho", Subject::InProcess(lousho_call(tool))));
 
     let cmd = tokio::process::Command::new(BIN).configure(|c| {
         c.arg(stdio_mode()).kill_on_drop(true);
@@ -422,7 +535,10 @@ async fn main() {
                 .unwrap();
         })
     });
-    subjects.push(("stdio", "plain rmcp", call));
+    subjects.push(("stdio", "plain rmcp", Subject::InProcess(call)));
+    if let Some(node) = NodeClient::start(&["stdio", BIN, stdio_mode()]).await {
+        subjects.push(("stdio", "TypeScript SDK", Subject::Node(node)));
+    }
 
     let raw = RawStdio::spawn().await;
     let r = raw.clone();
@@ -430,7 +546,7 @@ async fn main() {
         let r = r.clone();
         Box::pin(async move { r.call().await })
     });
-    subjects.push(("stdio", "raw (floor)", call));
+    subjects.push(("stdio", "raw (floor)", Subject::InProcess(call)));
 
     // ---- HTTP (servers in their own processes) ----
     let (floor_url, _floor) = http_child("floor-http").await;
@@ -444,7 +560,7 @@ async fn main() {
         .await
         .unwrap();
     let tool = http_mcp.tools().get("web__echo").unwrap().clone();
-    subjects.push(("http", "lousho", lousho_call(tool)));
+    subjects.push(("http", "lousho", Subject::InProcess(lousho_call(tool))));
 
     let rmcp_http = Arc::new(
         ().serve(StreamableHttpClientTransport::from_uri(url.as_str()))
@@ -460,7 +576,10 @@ async fn main() {
                 .unwrap();
         })
     });
-    subjects.push(("http", "plain rmcp", call));
+    subjects.push(("http", "plain rmcp", Subject::InProcess(call)));
+    if let Some(node) = NodeClient::start(&["http", &url]).await {
+        subjects.push(("http", "TypeScript SDK", Subject::Node(node)));
+    }
 
     let http = reqwest::Client::new();
     let next = Arc::new(AtomicU64::new(1));
@@ -480,22 +599,22 @@ async fn main() {
             let _ = r.bytes().await.unwrap();
         })
     });
-    subjects.push(("http", "raw (floor)", call));
+    subjects.push(("http", "raw (floor)", Subject::InProcess(call)));
 
     let only = std::env::var("MCP_BENCH_ONLY").ok();
     if let Some(only) = &only {
         subjects.retain(|(t, c, _)| format!("{t} {c}").starts_with(only.as_str()));
-        for (t, c, call) in &subjects {
+        for (t, c, subject) in &subjects {
             eprintln!("only {t} {c}");
-            measure(t, c, call.clone(), calls, window).await;
+            measure_subject(t, c, subject, calls, window).await;
         }
         return;
     }
     let mut runs: Vec<Vec<Row>> = subjects.iter().map(|_| Vec::new()).collect();
     for round in 1..=rounds {
         eprintln!("round {round}/{rounds}");
-        for ((transport, client, call), runs) in subjects.iter().zip(&mut runs) {
-            runs.push(measure(transport, client, call.clone(), calls, window).await);
+        for ((transport, client, subject), runs) in subjects.iter().zip(&mut runs) {
+            runs.push(measure_subject(transport, client, subject, calls, window).await);
         }
     }
     let rows: Vec<Row> = runs.into_iter().map(median_row).collect();
@@ -510,10 +629,8 @@ async fn main() {
         eprintln!("big messages, round {round}/{rounds}");
         for (b, &(bytes, _, n)) in BIG.iter().enumerate() {
             set_payload(bytes);
-            for (s, (_, _, call)) in subjects.iter().enumerate() {
-                call().await; // warm-up at this size (buffers grown)
-                let lat = sequential(call, n).await;
-                big[b][s].push(lat[n / 2]);
+            for (s, (_, _, subject)) in subjects.iter().enumerate() {
+                big[b][s].push(trip_subject(subject, n).await);
             }
         }
     }
@@ -591,19 +708,19 @@ async fn main() {
             }
         }
     }
-    let lousho_stdio = rows
-        .iter()
-        .find(|r| r.transport == "stdio" && r.client == "lousho")
-        .unwrap();
-    let rmcp_stdio = rows
-        .iter()
-        .find(|r| r.transport == "stdio" && r.client == "plain rmcp")
-        .unwrap();
     println!();
-    println!(
-        "stdio lousho vs plain rmcp: p50 {:.2}×, calls/s {:.2}×",
-        lousho_stdio.p50.as_secs_f64() / rmcp_stdio.p50.as_secs_f64(),
-        lousho_stdio.rate / rmcp_stdio.rate
-    );
+    for t in ["stdio", "http"] {
+        let row = |client: &str| rows.iter().find(|r| r.transport == t && r.client == client);
+        let lousho = row("lousho").unwrap();
+        for other in ["plain rmcp", "TypeScript SDK"] {
+            if let Some(o) = row(other) {
+                println!(
+                    "{t} lousho vs {other}: p50 {:.2}× (lower is better), calls/s {:.2}×",
+                    lousho.p50.as_secs_f64() / o.p50.as_secs_f64(),
+                    lousho.rate / o.rate
+                );
+            }
+        }
+    }
     print_connects(&connects);
 }

@@ -1,16 +1,22 @@
 //! A stdio server's child process: spawned in its own process group with
 //! kill-on-drop; stopped by closing stdin, then SIGTERM to the group, then
-//! SIGKILL, and reaped — grandchildren (the `node` under `npx`) included.
-//! On Linux the server also dies with lousho's process ([`parent_death`]),
-//! and is started without `fork` ([`linux_spawn`]).
+//! SIGKILL, and reaped — grandchildren (the `node` under `npx`) included
+//! ([`group`]). On Linux the server also dies with lousho's process
+//! ([`parent_death`]), is started without `fork` ([`linux_spawn`]), and one
+//! dropped without `close()` is reaped by the [`orphans`] thread (elsewhere
+//! by tokio's own orphan queue).
 
+mod group;
 #[cfg(target_os = "linux")]
 mod linux_spawn;
+#[cfg(target_os = "linux")]
+mod orphans;
 #[cfg(target_os = "linux")]
 mod parent_death;
 
 use super::config::{StderrMode, StdioTransport};
 use super::stderr::StderrBuffer;
+use nix::sys::signal::Signal;
 use std::time::Duration;
 
 /// The server process's handle.
@@ -33,8 +39,8 @@ pub(crate) type ServerStdin = tokio::process::ChildStdin;
 const STDIN_GRACE: Duration = Duration::from_millis(500);
 /// How long the group gets after SIGTERM before SIGKILL.
 const TERM_GRACE: Duration = Duration::from_secs(2);
-/// How often the group is checked while waiting.
-const POLL: Duration = Duration::from_millis(10);
+/// How long the kernel gets to take SIGKILLed members away.
+const KILL_GRACE: Duration = Duration::from_millis(500);
 
 /// Why a server process could not be started.
 #[derive(Debug)]
@@ -183,13 +189,11 @@ impl StdioProcess {
             return;
         };
         let pgid = self.pgid;
-        if !wait_group(&mut child, pgid, STDIN_GRACE).await {
-            signal_group(pgid, nix::sys::signal::Signal::SIGTERM);
-            if !wait_group(&mut child, pgid, TERM_GRACE).await {
-                signal_group(pgid, nix::sys::signal::Signal::SIGKILL);
-                let _ = child.wait().await;
-                // Give the kernel a moment to take the killed members away.
-                let _ = wait_group(&mut child, pgid, Duration::from_millis(500)).await;
+        if !stopped(&mut child, pgid, STDIN_GRACE).await {
+            group::signal(pgid, Signal::SIGTERM);
+            if !stopped(&mut child, pgid, TERM_GRACE).await {
+                group::signal(pgid, Signal::SIGKILL);
+                stopped(&mut child, pgid, KILL_GRACE).await;
             }
         }
         let _ = child.wait().await;
@@ -205,88 +209,25 @@ impl StdioProcess {
     }
 }
 
-/// Waits until the leader has exited and no member of the group is left;
-/// true when that happened within `limit`.
-async fn wait_group(child: &mut Child, pgid: Option<i32>, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        let leader_gone = !matches!(child.try_wait(), Ok(None));
-        if leader_gone && !group_alive(pgid) {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// Whether any process is left in the group (signal 0 probes without
-/// sending), zombies aside.
-fn group_alive(pgid: Option<i32>) -> bool {
-    pgid.is_some_and(|pgid| {
-        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
-            && has_running_member(pgid)
-    })
-}
-
-/// Whether a process of group `pgid` is still running. Its members that are
-/// only zombies are orphans (the `node` under a killed `npx`) waiting for the
-/// init process to reap them: they cannot run and are not lousho's to reap,
-/// and an init that reaps lazily (a container's) would otherwise hold every
-/// `close()` for the whole SIGTERM grace. Unsure (no `/proc`): running.
-#[cfg(target_os = "linux")]
-fn has_running_member(pgid: i32) -> bool {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return true;
+/// Waits until the leader has exited and no member of its group is left
+/// running; true when that happened within `limit`.
+async fn stopped(child: &mut Child, pgid: Option<i32>, limit: Duration) -> bool {
+    let ended = async {
+        let _ = child.wait().await;
+        group::members_ended(pgid).await;
     };
-    procs.flatten().any(|entry| {
-        let name = entry.file_name();
-        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
-            return false;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // `pid (comm) state ppid pgrp …`: the name may hold anything but
-        // ends at the last `)`.
-        let mut fields = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_ascii_whitespace())
-            .into_iter()
-            .flatten();
-        let state = fields.next();
-        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-        group == Some(pgid) && !matches!(state, Some("Z" | "X"))
-    })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn has_running_member(_pgid: i32) -> bool {
-    true
-}
-
-fn signal_group(pgid: Option<i32>, signal: nix::sys::signal::Signal) {
-    if let Some(pgid) = pgid
-        && let Err(e) = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal)
-        && e != nix::errno::Errno::ESRCH
-    {
-        tracing::debug!(pgid, %signal, error = %e, "could not signal the server's process group");
-    }
+    tokio::time::timeout(limit, ended).await.is_ok()
 }
 
 impl Drop for StdioProcess {
     fn drop(&mut self) {
         // Not shut down properly (the runtime is going away, or a connect was
-        // abandoned): kill the whole group now, synchronously, and reap the
-        // leader in the background when a runtime is still there.
-        if let Some(mut child) = self.child.take() {
-            signal_group(self.pgid, nix::sys::signal::Signal::SIGKILL);
-            if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                handle.spawn(async move {
-                    let _ = child.wait().await;
-                });
-            }
+        // abandoned): kill the whole group now, synchronously. The dropped
+        // leader goes to an orphan queue that reaps it (on Linux lousho's,
+        // elsewhere tokio's: its child is `kill_on_drop`).
+        if let Some(child) = self.child.take() {
+            group::signal(self.pgid, Signal::SIGKILL);
+            drop(child);
         }
         if let Some(task) = self.stderr_task.take() {
             task.abort();

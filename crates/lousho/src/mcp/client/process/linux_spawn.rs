@@ -18,13 +18,16 @@
 //! entry as `execvp` does. If any step fails, it leaves the error number in
 //! shared memory and exits, and the parent reports it as the spawn error.
 //!
-//! The child is then waited for through a pidfd (readable once it exits).
+//! The child is then waited for through a pidfd (readable once it exits),
+//! and so are the other members of its group at `close()` ([`ExitSignal`]).
 //!
 //! This module holds lousho's only `unsafe` code.
 #![allow(unsafe_code)]
 
 use super::super::config::{StderrMode, StdioTransport};
+use super::{group, orphans};
 use nix::libc;
+use nix::sys::signal::Signal;
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString, c_char, c_int, c_void};
 use std::io;
@@ -73,11 +76,7 @@ impl RawSpawn {
             status: None,
         };
         if let Some(fd) = self.pidfd.take() {
-            // SAFETY: the OwnedFd owns the pidfd, which nothing replaces or
-            // closes while the AsyncFd holds it.
-            child.pidfd = Some(unsafe {
-                AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)?
-            });
+            child.pidfd = Some(ExitSignal::register(fd)?);
         }
         let (Some(stdin), Some(stdout)) = (self.stdin.take(), self.stdout.take()) else {
             return Err(io::Error::other("the server's pipes were already given up"));
@@ -98,7 +97,7 @@ impl RawSpawn {
 impl Drop for RawSpawn {
     fn drop(&mut self) {
         if let Some(pid) = self.pid {
-            kill_group(pid);
+            group::signal(Some(pid), Signal::SIGKILL);
             let mut raw = 0;
             // SAFETY: reaping our own child, just sent SIGKILL. This blocks
             // the spawner thread only as long as the kernel takes to end it.
@@ -108,13 +107,12 @@ impl Drop for RawSpawn {
 }
 
 /// A server process started by [`spawn`]: its pid, and its exit once reaped.
-/// Dropped before it was reaped, it kills the process's group and reaps it
-/// (in the background when a runtime is there).
+/// Dropped before it was reaped, it kills the process's group and hands the
+/// process to the [orphan reaper](super::orphans).
 pub(crate) struct ServerChild {
     pid: libc::pid_t,
-    /// Readable once the process has exited; `None` on kernels before 5.3,
-    /// where waiting polls instead.
-    pidfd: Option<AsyncFd<OwnedFd>>,
+    /// `None` on kernels before 5.3, where waiting polls instead.
+    pidfd: Option<ExitSignal>,
     status: Option<ExitStatus>,
 }
 
@@ -148,24 +146,46 @@ impl Drop for ServerChild {
         if self.status.is_some() {
             return;
         }
-        kill_group(self.pid);
-        if !matches!(try_reap(self.pid), Ok(None)) {
-            return;
-        }
-        // Reaped in the background. (Not by a `ServerChild`: a runtime that
-        // is shutting down drops the task at once, which must not come back
-        // here.)
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let (pid, pidfd) = (self.pid, self.pidfd.take());
-            runtime.spawn(async move {
-                let _ = wait_exit(pid, pidfd.as_ref()).await;
-            });
+        group::signal(Some(self.pid), Signal::SIGKILL);
+        if matches!(try_reap(self.pid), Ok(None)) {
+            orphans::adopt(self.pid, self.pidfd.take().map(ExitSignal::into_fd));
         }
     }
 }
 
+/// A process's pidfd, registered with the runtime: readable once the process
+/// has exited. For any process, not only lousho's children.
+pub(super) struct ExitSignal(AsyncFd<OwnedFd>);
+
+impl ExitSignal {
+    /// `pid`'s exit signal; `None` when the process is gone or the kernel
+    /// has no pidfds (before 5.3). Call it inside a runtime.
+    pub(super) fn open(pid: libc::pid_t) -> Option<Self> {
+        Self::register(pidfd_open(pid)?).ok()
+    }
+
+    fn register(pidfd: OwnedFd) -> io::Result<Self> {
+        // SAFETY: the OwnedFd owns the pidfd, which nothing replaces or
+        // closes while the AsyncFd holds it.
+        let fd = unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)? };
+        Ok(Self(fd))
+    }
+
+    /// Returns once the process has exited.
+    pub(super) async fn exited(&self) -> io::Result<()> {
+        // Left ready: an exit stays an exit.
+        self.0.readable().await?.retain_ready();
+        Ok(())
+    }
+
+    /// The pidfd, taken away from the runtime.
+    fn into_fd(self) -> OwnedFd {
+        self.0.into_inner()
+    }
+}
+
 /// `pid`'s exit status if it has exited (reaping it), without waiting.
-fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
+pub(super) fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
     let mut raw: c_int = 0;
     // SAFETY: waitpid(2) on our own child, with a valid out-pointer.
     match unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) } {
@@ -176,22 +196,19 @@ fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
 }
 
 /// Waits for `pid` to exit (through its pidfd when there is one) and reaps it.
-async fn wait_exit(pid: libc::pid_t, pidfd: Option<&AsyncFd<OwnedFd>>) -> io::Result<ExitStatus> {
+async fn wait_exit(pid: libc::pid_t, pidfd: Option<&ExitSignal>) -> io::Result<ExitStatus> {
+    let mut pidfd = pidfd;
     loop {
         if let Some(status) = try_reap(pid)? {
             return Ok(status);
         }
-        match pidfd {
-            Some(fd) => fd.readable().await?.clear_ready(),
+        // Once the pidfd has said "exited", the reap above succeeds; should it
+        // not, look again in a moment rather than spin on a ready pidfd.
+        match pidfd.take() {
+            Some(fd) => fd.exited().await?,
             None => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
         }
     }
-}
-
-/// SIGKILL to the process group led by `pid`.
-fn kill_group(pid: libc::pid_t) {
-    // SAFETY: kill(2) with a negative pid signals that process group.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
 }
 
 /// Everything the child reads, prepared by the parent. It lives on the
@@ -539,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn a_child_dropped_by_a_runtime_shutting_down_is_killed() {
+    fn a_child_dropped_by_a_runtime_shutting_down_is_killed_and_reaped() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -548,28 +565,20 @@ mod tests {
             .block_on(async { spawn(&sleeper()).unwrap().into_spawned() })
             .unwrap();
         let pid = spawned.child.pid;
-        // Shutting down drops this task inside the runtime, where spawning
-        // the reaper task drops it at once.
+        // Shutting down drops this task inside the runtime, where no task
+        // can be spawned any more: the orphan reaper (a thread) reaps it.
         runtime.spawn(async move {
             let _held = spawned;
             std::future::pending::<()>().await;
         });
         drop(runtime);
-        // Gone, or a zombie (nobody is left to reap it in this test).
-        let running = || {
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_ascii_whitespace().next())
-                    .is_some_and(|state| state != "Z" && state != "X")
-            })
-        };
         for _ in 0..1000 {
-            if !running() {
+            if !exists(pid) {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        panic!("the server {pid} still runs");
+        panic!("the server {pid} is still there (running or a zombie)");
     }
 
     #[test]

@@ -113,6 +113,8 @@ mod batch_writer;
 pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod media_type;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;
 #[cfg(feature = "mcp-server")]

@@ -273,28 +273,10 @@ async fn send_call(
         (Err(ServiceError::McpError(_)), Some(InvalidReply::Oversize)) => {
             return Err(CallFailure::Oversize);
         }
-        (Err(ServiceError::TransportSend(t)), _) if unreadable_http_reply(&t).is_some() => {
-            let reason = unreadable_http_reply(&t).unwrap_or_default();
-            return Err(CallFailure::InvalidResponse(reason));
-        }
         (response, _) => response,
     };
     match response.map_err(CallFailure::Service)? {
         ServerResult::CallToolResult(result) => Ok(result),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
-    }
-}
-
-/// rmcp's HTTP client fails a POST whose JSON body is not a JSON-RPC message
-/// (or whose error status comes without one) with `UnexpectedServerResponse`;
-/// its text (which quotes the body) is the reason.
-fn unreadable_http_reply(e: &rmcp::transport::DynamicTransportError) -> Option<String> {
-    use rmcp::transport::streamable_http_client::StreamableHttpError;
-    match e
-        .error
-        .downcast_ref::<StreamableHttpError<reqwest::Error>>()?
-    {
-        StreamableHttpError::UnexpectedServerResponse(text) => Some(text.to_string()),
-        _ => None,
     }
 }

@@ -5,9 +5,11 @@
 //! never turns into a GET. The client is [`Watched`], so a connect can wait for
 //! the session's standalone stream ([`standalone`]).
 
+mod pooled;
 mod reply_check;
 mod standalone;
 
+pub(crate) use pooled::Pooled;
 use standalone::Watched;
 pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 
@@ -87,8 +89,8 @@ pub(crate) type Transport<C> = (
 pub(crate) fn transport(
     config: &HttpTransport,
     max_server_requests: usize,
-) -> Result<Transport<reqwest::Client>, SetupError> {
-    watched(shared_client()?, config, max_server_requests)
+) -> Result<Transport<Pooled>, SetupError> {
+    watched(Pooled(shared_client()?), config, max_server_requests)
 }
 
 /// The transport of an `oauth` entry: requests go through rmcp's
@@ -96,9 +98,9 @@ pub(crate) fn transport(
 #[cfg(feature = "oauth")]
 pub(crate) fn auth_transport(
     config: &HttpTransport,
-    client: AuthClient<reqwest::Client>,
+    client: AuthClient<Pooled>,
     max_server_requests: usize,
-) -> Result<Transport<AuthClient<reqwest::Client>>, SetupError> {
+) -> Result<Transport<AuthClient<Pooled>>, SetupError> {
     watched(client, config, max_server_requests)
 }
 
@@ -178,7 +180,7 @@ pub(crate) fn status_of(e: &(dyn Error + 'static)) -> Option<u16> {
         match e.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
             StreamableHttpError::Client(r) => r.status().map(|s| s.as_u16()),
             StreamableHttpError::SessionExpired => Some(404),
-            StreamableHttpError::UnexpectedServerResponse(line) => rmcp_status_line(line),
+            StreamableHttpError::HttpStatus(s) => Some(s.status),
             _ => None,
         }
     })
@@ -193,34 +195,5 @@ fn init_status(e: &rmcp::service::ClientInitializeError) -> Option<u16> {
             init_status(fallback).or_else(|| init_status(discover))
         }
         _ => None,
-    }
-}
-
-/// rmcp 3.11 reports a POST's 4xx other than an OAuth challenge only as
-/// `UnexpectedServerResponse("HTTP {status}: {body}")`, a line its reqwest
-/// client builds itself; the status is the number that line starts with.
-fn rmcp_status_line(line: &str) -> Option<u16> {
-    let rest = line.strip_prefix("HTTP ")?;
-    let digits = rest.get(..3)?;
-    let after = rest[3..].chars().next();
-    if !digits.bytes().all(|b| b.is_ascii_digit()) || !matches!(after, None | Some(' ' | ':')) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_rmcp_status_lines_give_a_status() {
-        assert_eq!(rmcp_status_line("HTTP 404 Not Found: nothing"), Some(404));
-        assert_eq!(rmcp_status_line("HTTP 401: no"), Some(401));
-        assert_eq!(
-            rmcp_status_line("error sending request for url (http://h:443/)"),
-            None
-        );
-        assert_eq!(rmcp_status_line("HTTP 4041"), None);
     }
 }

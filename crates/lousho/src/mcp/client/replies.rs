@@ -91,15 +91,22 @@ impl Replies {
         error: &serde_json::Error,
     ) -> Option<ServerJsonRpcMessage> {
         let id = reply_id(body)?;
-        {
-            let mut state = self.lock();
-            if !state.pending.remove(&id) {
-                return None;
-            }
+        if !self.lock().pending.contains(&id) {
+            return None;
         }
-        let reason = failing(&id, body, error);
+        self.unreadable(id, reason(body, error))
+    }
+
+    /// The reply to the request `id` could not be read (`reason`): the
+    /// JSON-RPC error to hand rmcp instead, when the request is in flight.
+    pub(crate) fn unreadable(&self, id: RequestId, reason: String) -> Option<ServerJsonRpcMessage> {
+        let mut state = self.lock();
+        if !state.pending.remove(&id) {
+            return None;
+        }
+        tracing::warn!(%id, error = %reason, "the MCP server sent an invalid response; failing its request");
         let message = format!("the server sent an invalid response: {reason}");
-        self.lock().keep(&id, InvalidReply::Unreadable(reason));
+        state.keep(&id, InvalidReply::Unreadable(reason));
         Some(error_for(id, message))
     }
 
@@ -154,18 +161,6 @@ pub(crate) fn reply_id(body: &[u8]) -> Option<RequestId> {
         }) => Some(id),
         _ => None,
     }
-}
-
-/// Why the reply `body` to request `id` cannot be read (`error`), said in
-/// the log as the request fails.
-pub(crate) fn failing(
-    id: &dyn std::fmt::Display,
-    body: &[u8],
-    error: &serde_json::Error,
-) -> String {
-    let why = reason(body, error);
-    tracing::warn!(%id, error = %why, "the MCP server sent an invalid response; failing its request");
-    why
 }
 
 /// What is wrong with a reply, as precisely as can be said: the JSON error

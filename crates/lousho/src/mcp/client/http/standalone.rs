@@ -15,7 +15,7 @@
 //! brings checked ([`reply_check`](super::reply_check)).
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcRequest, RequestId};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::reply_check;
-use crate::mcp::client::replies::Replies;
+use crate::mcp::client::replies::{Replies, request_id};
 
 /// The most a connect waits for the standalone stream after the tool list is
 /// in. A server that holds the GET's headers back is still usable after it.
@@ -88,11 +88,24 @@ impl<C> Watched<C> {
         reply_check::checked(stream, self.replies.clone())
     }
 
-    fn after_post_checked(
+    /// What a POST brought, checked: a reply that could not be read (the
+    /// JSON body of [`Pooled`](super::Pooled)'s typed `Deserialize` error)
+    /// becomes an error for `request`, an SSE stream is checked event by
+    /// event.
+    fn screened<E: std::error::Error + Send + Sync + 'static>(
         &self,
-        response: StreamableHttpPostResponse,
-    ) -> StreamableHttpPostResponse {
-        reply_check::after_post(&self.replies, response)
+        request: Option<RequestId>,
+        response: Result<StreamableHttpPostResponse, StreamableHttpError<E>>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<E>> {
+        match (response, request) {
+            (Err(StreamableHttpError::Deserialize(e)), Some(id)) => {
+                match self.replies.unreadable(id, e.to_string()) {
+                    Some(error) => Ok(StreamableHttpPostResponse::Json(error, None)),
+                    None => Err(StreamableHttpError::Deserialize(e)),
+                }
+            }
+            (response, _) => response.map(|r| reply_check::after_post(&self.replies, r)),
+        }
     }
 
     fn set(&self, state: State) {
@@ -132,13 +145,16 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        let request = (!initialize)
+            .then(|| request_id(&message).cloned())
+            .flatten();
         reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| self.after_post_checked(r))
+        self.screened(request, response)
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -151,6 +167,9 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        let request = (!initialize)
+            .then(|| request_id(&message).cloned())
+            .flatten();
         reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
@@ -164,7 +183,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| self.after_post_checked(r))
+        self.screened(request, response)
     }
 
     async fn post_message_with_response_limits(
@@ -177,6 +196,9 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let initialize = is_initialize(&message);
+        let request = (!initialize)
+            .then(|| request_id(&message).cloned())
+            .flatten();
         reply_check::before_post(&self.replies, &message);
         let response = self
             .inner
@@ -190,7 +212,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.after_post(initialize, response.as_ref().ok());
-        response.map(|r| self.after_post_checked(r))
+        self.screened(request, response)
     }
 
     async fn delete_session(

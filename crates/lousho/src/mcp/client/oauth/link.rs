@@ -9,6 +9,7 @@ use super::flow::{self, Authorizer};
 use super::machine::MachineGrant;
 use super::store::TokenStore;
 use crate::mcp::client::config::{McpServer, McpTransport, OAuthGrant, OAuthSettings};
+use crate::mcp::client::http::Pooled;
 use crate::mcp::client::http::SetupError;
 use rmcp::transport::auth::AuthClient;
 use std::sync::Arc;
@@ -34,7 +35,7 @@ pub(crate) struct OAuthLink {
     settings: OAuthSettings,
     store: Option<Arc<dyn TokenStore>>,
     authorizer: Option<Arc<dyn Authorizer>>,
-    client: tokio::sync::Mutex<Option<AuthClient<reqwest::Client>>>,
+    client: tokio::sync::Mutex<Option<AuthClient<Pooled>>>,
     authorizations: AtomicU32,
     /// `client_credentials` / `enterprise_managed`: fetches tokens itself.
     machine: Option<Arc<MachineGrant>>,
@@ -90,13 +91,14 @@ impl OAuthLink {
 
     /// The client for a new transport: the stored grant, or (with an
     /// authorizer) an unauthenticated one whose 401 starts a sign-in.
-    pub(crate) async fn client(&self) -> Result<AuthClient<reqwest::Client>, LinkError> {
+    pub(crate) async fn client(&self) -> Result<AuthClient<Pooled>, LinkError> {
         let store = self.store.as_ref().ok_or(LinkError::NoStore)?;
         let mut slot = self.client.lock().await;
         if let Some(client) = slot.as_ref() {
             return Ok(client.clone());
         }
         let http = crate::mcp::client::http::shared_client()
+            .map(Pooled)
             .map_err(|e| LinkError::Failed(OAuthError::sign_in(&self.url, e)))?;
         self.settings
             .check()
@@ -165,6 +167,7 @@ impl OAuthLink {
             Some(c) => *c.auth_manager.lock().await = manager,
             None => {
                 let http = crate::mcp::client::http::shared_client()
+                    .map(Pooled)
                     .map_err(|e| OAuthError::sign_in(&self.url, e))?;
                 *self.client.lock().await = Some(AuthClient::new(http, manager));
             }

@@ -142,10 +142,11 @@ pub use client::{
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{
-    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINE_BYTES,
-    HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals, ServeError,
-    ServeTransport, default_max_connections,
+    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
+    DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
+    DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MIN_BODY_RATE, HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals,
+    ServeError, ServeTransport, default_max_connections,
 };
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

@@ -21,10 +21,11 @@ mod stdio;
 pub use error::ServeError;
 pub use handle::McpServerHandle;
 pub use options::{
-    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINE_BYTES,
-    HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions, ServeTransport,
-    default_max_connections,
+    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
+    DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
+    DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MIN_BODY_RATE, HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions,
+    ServeTransport, default_max_connections,
 };
 
 use crate::policy::Decision;
@@ -192,6 +193,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             let limits = http::ConnLimits {
                 header_timeout: http_options.header_timeout,
                 max_connections: http_options.max_connections,
+                min_body_rate: http_options.min_body_rate,
             };
             Ok(handle::spawn_http(
                 listener,

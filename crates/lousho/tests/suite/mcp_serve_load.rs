@@ -179,3 +179,134 @@ async fn when_every_slot_has_a_call_in_flight_new_connections_get_503_with_retry
     assert!(others.is_empty(), "{others:?}");
     assert!(busy > 0, "with every slot busy, the burst is answered 503");
 }
+
+/// Opens a connection that sends headers announcing a 1000-byte body and
+/// then only its first bytes.
+async fn slow_body(addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_bodies_hold_no_slot_a_ready_call_needs() {
+    raise_fd_limit();
+    let probe = CancelProbe::default();
+    for max_connections in [None, Some(32)] {
+        let mut http = HttpOptions::new().port(0);
+        if let Some(n) = max_connections {
+            http = http.max_connections(n);
+        }
+        let server = serve_mcp(fixture_options(&probe).http(http)).await.unwrap();
+        let addr = server.local_addr().unwrap();
+        let mut held = Vec::new();
+        for _ in 0..200 {
+            held.push(slow_body(addr).await);
+        }
+        // Past a cap of 32, stalled ones make room; under the default cap,
+        // they hold connections but no call slot.
+        let answered = tokio::time::timeout(Duration::from_secs(15), post(addr, ECHO))
+            .await
+            .expect("a normal call is answered while 200 slow bodies are open");
+        assert_eq!(
+            answered,
+            Outcome::Answered(200, false),
+            "cap {max_connections:?}"
+        );
+        drop(held);
+        server.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_under_the_minimum_rate_gets_408_before_the_body_timeout() {
+    let probe = CancelProbe::default();
+    let server = serve_mcp(
+        fixture_options(&probe).http(
+            HttpOptions::new()
+                .port(0)
+                .body_timeout(Duration::from_secs(120))
+                .min_body_rate(1000),
+        ),
+    )
+    .await
+    .unwrap();
+    let mut s = slow_body(server.local_addr().unwrap()).await;
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), s.read_to_end(&mut out))
+        .await
+        .expect("the slow body is cut off long before the body timeout")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("too slowly"), "{text}");
+    server.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_runs_past_their_limit_get_503_and_other_calls_still_run() {
+    let probe = CancelProbe::default();
+    let server = serve_mcp(
+        fixture_options(&probe).http(
+            HttpOptions::new()
+                .port(0)
+                .max_agent_runs(2)
+                .client_share_percent(100),
+        ),
+    )
+    .await
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    // Five runs that wait 30 s: two run, three are shed after their wait.
+    let runs: Vec<_> = (0..5).map(|_| tokio::spawn(post(addr, SLOW))).collect();
+    let mut shed = 0;
+    let mut pending = runs;
+    while shed < 3 {
+        let (done, _, rest) = futures::future::select_all(pending).await;
+        assert_eq!(done.unwrap(), Outcome::Answered(503, true));
+        shed += 1;
+        pending = rest;
+    }
+    assert_eq!(post(addr, ECHO).await, Outcome::Answered(200, false));
+    server.close().await.unwrap();
+    for run in pending {
+        run.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_with_idle_and_silent_connections_is_prompt() {
+    let probe = CancelProbe::default();
+    let server = serve_mcp(fixture_options(&probe).http(HttpOptions::new().port(0)))
+        .await
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let mut held = Vec::new();
+    for i in 0..100 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        if i % 2 == 0 {
+            // Kept alive after an answer.
+            let req = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{ECHO}",
+                ECHO.len()
+            );
+            s.write_all(req.as_bytes()).await.unwrap();
+            let mut buf = [0u8; 512];
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+        }
+        held.push(s);
+    }
+    let started = std::time::Instant::now();
+    server.close().await.unwrap();
+    let took = started.elapsed();
+    // The grace for calls in flight is 5 s; with none, closing does not wait.
+    assert!(took < Duration::from_secs(2), "closing took {took:?}");
+}

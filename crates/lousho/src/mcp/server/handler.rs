@@ -128,6 +128,11 @@ impl LoushoServer {
         }
     }
 
+    /// The names of the agent tools (a call of one is an agent run).
+    pub(crate) fn agent_tool_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.agents.keys().map(String::as_str)
+    }
+
     /// The server for a new connection or HTTP session: same tools, its own
     /// log level.
     pub(crate) fn for_session(&self) -> Self {

@@ -17,11 +17,13 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+mod admission;
 mod envelope;
 mod host;
 mod listen;
 mod screen;
 
+use admission::{Admission, CallLimits};
 use host::AllowedHosts;
 pub(crate) use listen::{ConnLimits, serve};
 use screen::{McpService, Screen, Screened};
@@ -80,6 +82,14 @@ pub(crate) fn router(
         .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
         .collect();
     origins.extend(opts.allowed_origins.iter().cloned());
+    let admission = Admission::new(
+        CallLimits {
+            max_calls: opts.max_calls,
+            max_agent_runs: opts.max_agent_runs,
+            client_share_percent: opts.client_share_percent,
+        },
+        server.agent_tool_names().map(str::to_owned).collect(),
+    );
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(opts.stateful)
         .with_json_response(true)
@@ -109,6 +119,8 @@ pub(crate) fn router(
             cancels,
             max_body_bytes: opts.max_body_bytes,
             body_timeout: opts.body_timeout,
+            min_body_rate: opts.min_body_rate,
+            admission: Arc::new(admission),
         },
     };
     let app = axum::Router::new().route_service(&opts.path, screened);

@@ -26,6 +26,16 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a served run waits for the client's user to answer an approval
 /// form ([`ServeApprovals::Elicit`]) before the call counts as denied (5 min).
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The default minimum rate of an HTTP request body after its first 5 s
+/// (240 bytes a second, as ASP.NET Core's Kestrel); a slower one gets `408`.
+pub const DEFAULT_MIN_BODY_RATE: u64 = 240;
+/// The default cap on `tools/call` requests in flight over HTTP (1024).
+pub const DEFAULT_MAX_CALLS: usize = 1024;
+/// The default cap on agent runs in flight over HTTP (128).
+pub const DEFAULT_MAX_AGENT_RUNS: usize = 128;
+/// The default share of each HTTP limit one client (IP address) may hold
+/// (50 %).
+pub const DEFAULT_CLIENT_SHARE_PERCENT: u8 = 50;
 /// The default cap on HTTP connections served at once: three quarters of
 /// the process's file-descriptor limit (`RLIMIT_NOFILE`, read when called),
 /// 16 to 100,000 — 768 under the common limit of 1024, 192 under 256. The
@@ -361,6 +371,22 @@ pub struct HttpOptions {
     /// request in flight never is. If no slot frees within a second, the new
     /// connection is answered `503` with `Retry-After` — never reset.
     pub max_connections: usize,
+    /// After a request body's first 5 s, the average rate it must arrive at,
+    /// in bytes a second (default 240; 0: none); a slower one gets `408`
+    /// and the connection is closed.
+    pub min_body_rate: u64,
+    /// The most `tools/call` requests in flight at once (default 1024).
+    /// A call whose body is in waits up to 2 s for a slot (in arrival
+    /// order), then gets `503` with `Retry-After`.
+    pub max_calls: usize,
+    /// The most agent runs in flight at once (default 128), shed like
+    /// [`max_calls`](Self#structfield.max_calls).
+    pub max_agent_runs: usize,
+    /// The share of `max_calls` and of `max_agent_runs` one client (IP
+    /// address) may hold, in percent (default 50), so that one client cannot
+    /// take every slot. Behind a reverse proxy every client has the proxy's
+    /// address: raise it to 100 there.
+    pub client_share_percent: u8,
     /// Keep a session per client (`Mcp-Session-Id`, default off): then the
     /// server can ask the client (elicitation, sampling — approvals with
     /// `ServeApprovals::Elicit`) while a call runs, and GET opens an event
@@ -380,6 +406,10 @@ impl Default for HttpOptions {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: default_max_connections(),
+            min_body_rate: DEFAULT_MIN_BODY_RATE,
+            max_calls: DEFAULT_MAX_CALLS,
+            max_agent_runs: DEFAULT_MAX_AGENT_RUNS,
+            client_share_percent: DEFAULT_CLIENT_SHARE_PERCENT,
             stateful: false,
         }
     }
@@ -452,6 +482,34 @@ impl HttpOptions {
     /// [`max_connections`](Self#structfield.max_connections).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max;
+        self
+    }
+
+    /// The minimum request body rate in bytes a second (0: none); see
+    /// [`min_body_rate`](Self#structfield.min_body_rate).
+    pub fn min_body_rate(mut self, bytes_per_second: u64) -> Self {
+        self.min_body_rate = bytes_per_second;
+        self
+    }
+
+    /// The most `tools/call` requests in flight (at least 1); see
+    /// [`max_calls`](Self#structfield.max_calls).
+    pub fn max_calls(mut self, max: usize) -> Self {
+        self.max_calls = max;
+        self
+    }
+
+    /// The most agent runs in flight (at least 1); see
+    /// [`max_agent_runs`](Self#structfield.max_agent_runs).
+    pub fn max_agent_runs(mut self, max: usize) -> Self {
+        self.max_agent_runs = max;
+        self
+    }
+
+    /// One client's share of each call limit, in percent (1 to 100); see
+    /// [`client_share_percent`](Self#structfield.client_share_percent).
+    pub fn client_share_percent(mut self, percent: u8) -> Self {
+        self.client_share_percent = percent;
         self
     }
 }

@@ -7,11 +7,14 @@
 //! At the cap, a new connection first makes room (see [`conns`]: an idle
 //! kept-alive connection, else one stalled before sending its request, is
 //! closed; one with a complete request in flight never is), then waits up to
-//! [`ACCEPT_WAIT`] for a free slot; if none frees, it is answered `503` with
-//! `Retry-After` and closed. Up to [`spare_connections`] connections wait or
-//! are being answered so at a time; past that, new ones wait in the kernel's
-//! backlog (they hold no file descriptor of ours) — a client never sees a
-//! reset without an answer.
+//! [`ACCEPT_WAIT`] for a free slot. If none frees, its request is read: a
+//! complete small one waits once more for a slot (stalled connections make
+//! way for it) and is served; otherwise it is answered `503` with
+//! `Retry-After`; either way the connection then closes. Up to
+//! [`spare_connections`] connections past the cap are handled so at a time
+//! (when half of them wait, the next skip the first wait); past that, new
+//! ones wait in the kernel's backlog (they hold no file descriptor of ours).
+//! A client never sees a reset without an answer.
 
 mod conns;
 mod shed;
@@ -21,8 +24,9 @@ use axum::body::Body;
 use conns::{Entry, Phase, State, Table, Watched};
 use hyper::body::{Body as HttpBody, Bytes, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use shed::{ShedCount, busy};
+pub(crate) use shed::{ShedCount, busy};
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
@@ -47,7 +51,9 @@ const ROOM_TICK: Duration = Duration::from_millis(100);
 /// How long a connection closed to make room may still send its request
 /// (it is then answered and closed); one that has not by then is dropped.
 const EVICT_GRACE: Duration = Duration::from_millis(250);
-/// The header deadline of a connection that is only answered `503`.
+/// The largest body of a request past the cap that may still be served.
+const LAST_CHANCE_BODY_BYTES: usize = 64 * 1024;
+/// The header deadline of a connection past the cap.
 const SHED_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The connection limits the loop enforces.
@@ -59,7 +65,23 @@ pub(crate) struct ConnLimits {
     pub(crate) header_timeout: Duration,
     /// The most connections served at once.
     pub(crate) max_connections: usize,
+    /// After [`BODY_RATE_GRACE`], a request body must have arrived at this
+    /// many bytes a second on average (0: no minimum); else `408`.
+    pub(crate) min_body_rate: u64,
 }
+
+/// How long a request body may arrive at any rate before `min_body_rate`
+/// applies.
+pub(crate) const BODY_RATE_GRACE: Duration = Duration::from_secs(5);
+
+/// The client's address, in each request's extensions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClientAddr(pub(crate) IpAddr);
+
+/// A request body that arrived more slowly than `min_body_rate`.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body arrived at under {0} bytes a second")]
+pub(crate) struct BodyTooSlow(pub(crate) u64);
 
 /// How many connections past `max_connections` may wait for a slot or be
 /// answered `503` at once: an eighth of the cap, 4 to 256.
@@ -128,7 +150,7 @@ pub(crate) async fn serve(
             tasks.spawn(shared.clone().serve(stream, client, slot));
             continue;
         }
-        shared.table.make_room();
+        let room = shared.table.make_room();
         let waiting = match spare.clone().try_acquire_owned() {
             Ok(w) => w,
             Err(_) => {
@@ -150,9 +172,10 @@ pub(crate) async fn serve(
                 }
             }
         };
-        // Half the spare places wait for a slot; past that, the server is
-        // overloaded, not in a burst: answer at once.
-        let wait = if spare.available_permits() >= spare_total / 2 {
+        // A slot is being freed for it, or half the spare places wait for
+        // one; past that, the server is overloaded, not in a burst: answer
+        // at once.
+        let wait = if room || spare.available_permits() >= spare_total / 2 {
             ACCEPT_WAIT
         } else {
             Duration::ZERO
@@ -209,21 +232,19 @@ impl Shared {
                 drop(waiting);
                 self.serve(stream, client, slot).await;
             }
-            None => self.answer_busy(stream, client).await,
+            None => self.last_chance(stream, client).await,
         }
     }
 
-    /// Answers the connection's request `503` with `Retry-After` and closes it.
-    async fn answer_busy(&self, stream: TcpStream, client: IpAddr) {
-        self.shed.record(self.limits.max_connections);
-        tracing::debug!(%client, "at the HTTP connection cap: answering 503");
-        let what = format!("{} connections", self.limits.max_connections);
+    /// A connection past the cap gets one request read: a complete one
+    /// (the body within [`LAST_CHANCE_BODY_BYTES`] and a second) gets the
+    /// slot of a stalled or idle connection closed for it, if there is one,
+    /// and is served; otherwise, or if no slot frees within [`ACCEPT_WAIT`],
+    /// it is answered `503` with `Retry-After`. Then the connection closes.
+    async fn last_chance(self: Arc<Self>, stream: TcpStream, client: IpAddr) {
+        let shared = self.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-            let what = what.clone();
-            async move {
-                super::screen::drain(req.map(Body::new)).await;
-                Ok::<_, Infallible>(busy(&what))
-            }
+            shared.clone().serve_once(req, client)
         });
         let conn = self
             .shed_http
@@ -231,11 +252,53 @@ impl Shared {
         tokio::select! {
             r = conn => {
                 if let Err(e) = r {
-                    tracing::debug!(error = %e, "a shed HTTP connection ended with an error");
+                    tracing::debug!(error = %e, "an HTTP connection past the cap ended with an error");
                 }
             }
             () = self.stop.cancelled() => {}
         }
+    }
+
+    /// The one request of a connection past the cap (see [`Self::last_chance`]).
+    async fn serve_once(
+        self: Arc<Self>,
+        req: hyper::Request<Incoming>,
+        client: IpAddr,
+    ) -> Result<hyper::Response<Holding<Option<OwnedSemaphorePermit>>>, Infallible> {
+        let (parts, body) = req.into_parts();
+        let read = axum::body::to_bytes(Body::new(body), LAST_CHANCE_BODY_BYTES);
+        let read = tokio::time::timeout(Duration::from_secs(1), read).await;
+        // Wait only when a slot is being freed (else every slot has a
+        // request in flight: answer at once).
+        if let Ok(Ok(bytes)) = read
+            && self.table.make_room()
+        {
+            let slot = tokio::select! {
+                slot = self.slot() => Some(slot),
+                () = tokio::time::sleep(ACCEPT_WAIT) => None,
+                () = self.stop.cancelled() => None,
+            };
+            if let Some(slot) = slot {
+                let mut req = hyper::Request::from_parts(parts, Body::from(bytes));
+                req.extensions_mut().insert(ClientAddr(client));
+                let mut app = self.app.clone();
+                let response = match tower_service::Service::call(&mut app, req).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                };
+                return Ok(response.map(|inner| Holding {
+                    inner,
+                    _guard: Some(slot),
+                }));
+            }
+        }
+        self.shed.record(self.limits.max_connections);
+        tracing::debug!(%client, "at the HTTP connection cap: answering 503");
+        let what = format!("{} connections", self.limits.max_connections);
+        Ok(busy(&what).map(|inner| Holding {
+            inner,
+            _guard: None,
+        }))
     }
 
     /// Serves one connection holding `slot`.
@@ -244,17 +307,20 @@ impl Shared {
         let entry: Entry = self.table.insert(client, self.stop.child_token());
         let state = entry.state.clone();
         let app = self.app.clone();
+        let min_rate = self.limits.min_body_rate;
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             let state = state.clone();
             if req.body().is_end_stream() {
                 state.request_complete();
             }
-            let req = req.map(|inner| {
+            let mut req = req.map(|inner| {
                 Body::new(Reading {
                     inner,
                     state: state.clone(),
+                    rate: (min_rate > 0).then(|| RateCheck::new(min_rate)),
                 })
             });
+            req.extensions_mut().insert(ClientAddr(client));
             let answering = Answering(state);
             let mut app = app.clone();
             let response = tower_service::Service::call(&mut app, req);
@@ -265,9 +331,9 @@ impl Shared {
                 };
                 // Answered (perhaps without reading the whole body).
                 answering.0.request_complete();
-                Ok::<_, Infallible>(response.map(|inner| Tracked {
+                Ok::<_, Infallible>(response.map(|inner| Holding {
                     inner,
-                    _answering: answering,
+                    _guard: answering,
                 }))
             }
         });
@@ -334,25 +400,74 @@ impl Drop for Answering {
     }
 }
 
-/// A request body that marks its request complete when it ends.
+/// A request body that marks its request complete when it ends, and fails
+/// with [`BodyTooSlow`] when it arrives under the minimum rate.
 struct Reading {
     inner: Incoming,
     state: Arc<State>,
+    rate: Option<RateCheck>,
+}
+
+/// The minimum body rate: the body's bytes so far must have arrived by
+/// `start + grace + received / min`.
+struct RateCheck {
+    min: u64,
+    start: tokio::time::Instant,
+    received: u64,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl RateCheck {
+    fn new(min: u64) -> Self {
+        let start = tokio::time::Instant::now();
+        RateCheck {
+            min,
+            start,
+            received: 0,
+            deadline: Box::pin(tokio::time::sleep_until(start + BODY_RATE_GRACE)),
+        }
+    }
+
+    fn add(&mut self, bytes: usize) {
+        self.received = self.received.saturating_add(bytes as u64);
+        let allowed = Duration::from_secs_f64(self.received as f64 / self.min as f64);
+        let deadline = self.start + BODY_RATE_GRACE + allowed;
+        self.deadline.as_mut().reset(deadline);
+    }
 }
 
 impl HttpBody for Reading {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = axum::BoxError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
         let r = Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(r, Poll::Ready(None)) || self.inner.is_end_stream() {
-            self.state.request_complete();
+        match &r {
+            Poll::Ready(None) => self.state.request_complete(),
+            Poll::Ready(Some(Ok(frame))) => {
+                let len = frame.data_ref().map_or(0, Bytes::len);
+                if let Some(rate) = &mut self.rate {
+                    rate.add(len);
+                }
+                if self.inner.is_end_stream() {
+                    self.state.request_complete();
+                }
+            }
+            Poll::Pending => {
+                if let Some(rate) = &mut self.rate
+                    && rate.deadline.as_mut().poll(cx).is_ready()
+                {
+                    let min = rate.min;
+                    self.rate = None;
+                    return Poll::Ready(Some(Err(BodyTooSlow(min).into())));
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {}
         }
-        r
+        r.map(|o| o.map(|r| r.map_err(Into::into)))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -364,14 +479,15 @@ impl HttpBody for Reading {
     }
 }
 
-/// A response body that keeps its connection marked busy until it ends (an
-/// SSE stream of progress notifications may outlive the handler's future).
-struct Tracked {
+/// A response body that holds `G` until it ends: its connection marked busy,
+/// or its slot (an SSE stream of progress notifications may outlive the
+/// handler's future).
+struct Holding<G> {
     inner: Body,
-    _answering: Answering,
+    _guard: G,
 }
 
-impl HttpBody for Tracked {
+impl<G: Unpin> HttpBody for Holding<G> {
     type Data = Bytes;
     type Error = axum::Error;
 

@@ -5,8 +5,10 @@
 
 use super::super::cancel::{CancelRegistry, Principal, Registration};
 use super::super::handler::LoushoServer;
+use super::admission::{self, Admission, Admitted};
 use super::envelope::{self, Envelope};
 use super::host::AllowedHosts;
+use super::listen::{BODY_RATE_GRACE, BodyTooSlow, ClientAddr};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -17,6 +19,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -59,6 +62,10 @@ pub(super) struct Screen {
     pub(super) cancels: CancelRegistry,
     pub(super) max_body_bytes: usize,
     pub(super) body_timeout: Duration,
+    /// The minimum body rate (for the `408` message; `listen` enforces it).
+    pub(super) min_body_rate: u64,
+    /// The call limits.
+    pub(super) admission: Arc<Admission>,
 }
 
 impl tower_service::Service<Request> for Screened {
@@ -89,6 +96,15 @@ impl tower_service::Service<Request> for Screened {
             let Some((cancel, registration)) = call else {
                 return Ok(rejected_as_jsonrpc(inner.handle(req).await, json, &body));
             };
+            let client = req
+                .extensions()
+                .get::<ClientAddr>()
+                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0);
+            let tool = admission::tool_name(&body);
+            let admitted = match screen.admission.admit(client, tool.as_deref()).await {
+                Ok(admitted) => admitted,
+                Err(busy) => return Ok(busy),
+            };
             // A `tools/call`: a cancel notification for it closes its response
             // stream without an answer (dropping rmcp's future cancels the run).
             let response = tokio::select! {
@@ -104,6 +120,7 @@ impl tower_service::Service<Request> for Screened {
                     inner,
                     cancelled: Box::pin(cancel.cancelled_owned()),
                     _registration: registration,
+                    _admitted: admitted,
                 })
             }))
         })
@@ -145,17 +162,18 @@ async fn screen_post(
         Ok(Ok(b)) => b,
         Err(_) => {
             tracing::debug!(timeout = ?screen.body_timeout, "a request body arrived too slowly");
-            let mut res = (
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "the request body did not arrive within {} s",
-                    screen.body_timeout.as_secs_f32()
-                ),
-            )
-                .into_response();
-            res.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return Err(res);
+            return Err(too_slow(format!(
+                "the request body did not arrive within {} s",
+                screen.body_timeout.as_secs_f32()
+            )));
+        }
+        Ok(Err(e)) if is_too_slow(&e) => {
+            tracing::debug!(error = %e, "a request body arrived too slowly");
+            return Err(too_slow(format!(
+                "the request body arrived too slowly (under {} bytes a second on average after the first {} s)",
+                screen.min_body_rate,
+                BODY_RATE_GRACE.as_secs()
+            )));
         }
         Ok(Err(e)) => {
             tracing::debug!(error = %e, "rejected a request body");
@@ -184,6 +202,20 @@ async fn screen_post(
         bytes,
         call,
     ))
+}
+
+/// `408`, and the connection closes.
+fn too_slow(message: String) -> Response {
+    let mut res = (StatusCode::REQUEST_TIMEOUT, message).into_response();
+    res.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}
+
+/// Whether reading the body failed because it came under the minimum rate.
+fn is_too_slow(e: &axum::Error) -> bool {
+    let first: &(dyn std::error::Error + 'static) = e;
+    std::iter::successors(Some(first), |e| e.source()).any(|e| e.is::<BodyTooSlow>())
 }
 
 /// rmcp answers `415` both to a wrong `Content-Type` and to a JSON body it
@@ -236,6 +268,7 @@ struct UntilCancelled {
     inner: Body,
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     _registration: Registration,
+    _admitted: Admitted,
 }
 
 impl HttpBody for UntilCancelled {

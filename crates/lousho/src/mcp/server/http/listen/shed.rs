@@ -55,6 +55,11 @@ impl ShedCount {
         }
     }
 
+    /// What is shed, e.g. "HTTP connections".
+    pub(crate) fn what(&self) -> &'static str {
+        self.what
+    }
+
     /// How many were shed so far.
     #[cfg(test)]
     pub(crate) fn total(&self) -> u64 {

@@ -12,28 +12,29 @@ mod offer;
 mod reply;
 mod request;
 mod run;
+mod run_setup;
 mod session;
-mod state;
 mod stream;
 mod text_progress;
 
+pub use crate::model::run_record::{RequestUsage, ToolCallRecord};
+pub use crate::session::run_state::{RUN_STATE_VERSION, RunState, RunStateError};
+pub(crate) use as_tool::ParentRun;
 #[cfg(any(feature = "mcp-server", feature = "spec"))]
 pub(crate) use as_tool::agent_description;
 #[cfg(feature = "mcp-server")]
 pub(crate) use as_tool::message_schema;
 pub use as_tool::{AgentTool, DEFAULT_MAX_AGENT_DEPTH};
-pub(crate) use as_tool::{ParentRun, UsageSink};
 pub use builder::{AgentBuilder, DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TURNS};
 pub use deferral::{SearchPath, ToolBudget};
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 #[cfg(feature = "mcp-server")]
 pub(crate) use execute::call_one;
-pub use reply::{Reply, RequestUsage, RunStatus, ToolCallRecord};
-use request::Begin;
+pub use reply::{Reply, RunStatus};
 pub use request::RunRequest;
+use run_setup::Begin;
 pub use session::Session;
-pub use state::{RUN_STATE_VERSION, RunState, RunStateError};
 pub use stream::AgentStream;
 pub use text_progress::TEXT_PROGRESS_INTERVAL;
 pub(crate) use text_progress::{TextProgress, sleep_until_due};

@@ -20,6 +20,8 @@ mod price;
 mod provider;
 mod request;
 mod resolve;
+/// Public as `lousho::agent::{RequestUsage, ToolCallRecord}`.
+pub(crate) mod run_record;
 mod sampling;
 pub mod testing;
 

@@ -67,8 +67,8 @@ mod decision;
 mod permission;
 mod pins;
 mod remember;
-mod trust;
 
+pub use crate::tool::trust::Trust;
 /// The approval policy lives with the tool types; it is used here.
 #[doc(inline)]
 pub use crate::tool::{Approval, CustomApproval, ParseApprovalError};
@@ -87,4 +87,3 @@ pub use pins::{
     ToolPin, lock_path,
 };
 pub use remember::{ApprovalKey, RememberedApprovals};
-pub use trust::Trust;

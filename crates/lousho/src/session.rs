@@ -42,6 +42,8 @@ mod error;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+/// Public as `lousho::agent::{RunState, RunStateError, RUN_STATE_VERSION}`.
+pub(crate) mod run_state;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;

@@ -17,15 +17,19 @@ mod error;
 pub(crate) mod name;
 mod origin;
 mod output;
+/// Public as `lousho::policy::{PinMode, PinState, ToolPin}`.
+pub(crate) mod pin;
 mod schema;
 pub mod search;
 mod set;
 mod source;
 mod spec;
+/// Public as `lousho::policy::Trust`.
+pub(crate) mod trust;
 
 pub use annotations::ToolAnnotations;
 pub use approval::{Approval, CustomApproval, ParseApprovalError};
-pub(crate) use context::ClientChannel;
+pub(crate) use context::{CallerRun, ClientChannel};
 pub use context::{
     ClientError, ConversationState, Elicitation, LogLevel, SamplingMessage, SamplingReply,
     SamplingRequest, SamplingRole, ToolContext,

@@ -2,14 +2,14 @@
 //! decide each call, ask the handler, run what may run, pause for the rest.
 
 use super::execute::run_tool_calls;
-use super::{AgentError, AgentEvent, AgentInner, ParentRun};
+use super::{AgentError, AgentEvent, AgentInner};
 use crate::model::ToolCall;
 use crate::policy::{
     ApprovalDecision, ApprovalHandler, ApprovalRequest, Decision, DecisionReason, Decisions,
     RuleDecision, decide_call, rule_denial,
 };
 use crate::telemetry::span::{ToolDecision, execute_tool};
-use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
+use crate::tool::{CallerRun, ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ pub(crate) struct TurnContext<'a> {
     /// The MCP client the run serves, for its tools to talk back to.
     pub(crate) tool_client: Option<&'a Arc<dyn ClientChannel>>,
     /// What the run's tools learn about it (for agent tools).
-    pub(crate) parent: ParentRun,
+    pub(crate) caller: CallerRun,
 }
 
 impl TurnContext<'_> {
@@ -152,7 +152,7 @@ impl TurnContext<'_> {
             self.inner.max_parallel_tools,
             self.tx,
             self.tool_client,
-            &self.parent,
+            &self.caller,
         )
         .await?;
         for ((i, _), output) in to_run.into_iter().zip(results) {

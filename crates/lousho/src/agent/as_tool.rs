@@ -6,47 +6,29 @@
 //! token usage adds to the calling run's [`Reply`](super::Reply), and a depth
 //! limit stops agents that call each other without end.
 
-use super::{Agent, AgentError, AgentEvent, RequestUsage, TextProgress};
+use super::{Agent, AgentError, AgentEvent, TextProgress};
+use crate::model::run_record::UsageSink;
 use crate::policy::ApprovalHandler;
-use crate::sync::MutexExt;
 use crate::tool::ClientChannel;
 use crate::tool::{Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::fmt;
-use std::sync::{Arc, Mutex};
 
 /// The default limit on agents calling agents: a run started by an agent
 /// tool inside a run started by an agent tool … at most this many levels
 /// below the top run.
 pub const DEFAULT_MAX_AGENT_DEPTH: usize = 8;
 
-/// Where the calling run collects the token usage of the agents its tools run.
-#[derive(Clone, Default)]
-pub(crate) struct UsageSink(Arc<Mutex<Vec<RequestUsage>>>);
-
-impl UsageSink {
-    /// Adds a child run's requests.
-    pub(crate) fn add(&self, requests: impl IntoIterator<Item = RequestUsage>) {
-        self.0.lock_unpoisoned().extend(requests);
-    }
-
-    /// Takes what was added since the last call.
-    pub(crate) fn take(&self) -> Vec<RequestUsage> {
-        std::mem::take(&mut *self.0.lock_unpoisoned())
-    }
-}
-
-/// What a tool call knows about the run that made it (for agent tools).
+/// What an agent tool knows about the run that called it (handed on in
+/// the call's [`CallerRun`](crate::tool::CallerRun)).
 #[derive(Clone, Default)]
 pub(crate) struct ParentRun {
     /// How many agent tools deep the calling run is (the top run: 0).
     pub(crate) depth: usize,
     /// The calling run's approval handler.
     pub(crate) approval_handler: Option<ApprovalHandler>,
-    /// Where child runs add their usage.
-    pub(crate) usage: Option<UsageSink>,
 }
 
 impl fmt::Debug for ParentRun {
@@ -164,7 +146,8 @@ impl AgentTool {
                 });
             }
         };
-        let depth = ctx.parent.depth + 1;
+        let parent = ctx.caller.get::<ParentRun>();
+        let depth = parent.map_or(0, |p| p.depth) + 1;
         if depth > self.max_depth {
             return Err(failed(AgentError::TooDeep {
                 limit: self.max_depth,
@@ -172,7 +155,7 @@ impl AgentTool {
         }
         let mut request = self.agent.send(message).cancel(ctx.cancel.clone());
         request = request.depth(depth);
-        if let Some(handler) = ctx.parent.approval_handler.clone() {
+        if let Some(handler) = parent.and_then(|p| p.approval_handler.clone()) {
             request = request.approval_handler_arc(handler);
         }
         let reply = match ctx.client.clone() {
@@ -184,7 +167,7 @@ impl AgentTool {
                     .map_err(failed)?
             }
         };
-        if let Some(sink) = &ctx.parent.usage {
+        if let Some(sink) = ctx.caller.get::<UsageSink>() {
             sink.add(reply.requests.iter().cloned());
         }
         if reply.is_interrupted() {

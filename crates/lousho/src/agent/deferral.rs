@@ -4,7 +4,7 @@
 //! with native search, every definition with the deferred ones marked.
 
 use super::AgentInner;
-use super::offer::{Offer, tokens_of};
+use super::offer::{Offer, SearchOffer, TurnList, tokens_of};
 use crate::model::{Message, Part, ToolDefinition};
 use crate::tool::search::{DEFAULT_CONTEXT_WINDOW, SEARCH_TOOL_NAME, SearchTool};
 use crate::tool::{Tool, ToolSet};
@@ -72,28 +72,6 @@ pub(crate) fn budget(inner: &AgentInner, offer: &Offer) -> ToolBudget {
         deferred: turn.deferred.to_vec(),
         tool_tokens,
     }
-}
-
-/// What tool search derives from one offer, once.
-pub(crate) struct SearchOffer {
-    /// Which definitions (by index) may be held back.
-    deferrable: Vec<bool>,
-    /// The native path's list (every definition, the deferrable ones
-    /// marked), its loaded tokens and the deferred names; built on first use.
-    native: OnceLock<TurnList>,
-    /// The client path's tools (the offer's plus `tool_search`) and the
-    /// search tool's definition with its tokens; built on first use.
-    client: OnceLock<(ToolSet, ToolDefinition, usize)>,
-}
-
-/// What a request sends with search active: the definitions, their loaded
-/// tokens and the names held back (the native path's one list; the client
-/// path's list for one set of loaded tools).
-#[derive(Clone)]
-pub(crate) struct TurnList {
-    definitions: Arc<[ToolDefinition]>,
-    tokens: usize,
-    deferred: Arc<[String]>,
 }
 
 /// The turn's tools, given the offer and the conversation so far.

@@ -87,3 +87,19 @@ pub enum AgentError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+impl AgentError {
+    /// The failure's kind on the run's span (`error.type`).
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            AgentError::Model(_) => "model_error",
+            AgentError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
+            AgentError::Cancelled => "cancelled",
+            AgentError::TimedOut { .. } => "timeout",
+            AgentError::ToolSource(_) => "tool_source_error",
+            AgentError::DuplicateTool(_) => "duplicate_tool",
+            AgentError::RunState(_) => "run_state_error",
+            _ => "_OTHER",
+        }
+    }
+}

@@ -1,10 +1,10 @@
 //! Running one turn's tool calls: concurrently (bounded), panics and errors
 //! turned into error results, cancellation passed to the tools.
 
-use super::{AgentError, AgentEvent, ParentRun};
+use super::{AgentError, AgentEvent};
 use crate::model::ToolCall;
 use crate::telemetry::span::record_error;
-use crate::tool::{ClientChannel, ConversationState, ToolContext, ToolOutput, ToolSet};
+use crate::tool::{CallerRun, ClientChannel, ConversationState, ToolContext, ToolOutput, ToolSet};
 use futures::{FutureExt, StreamExt};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ pub(crate) async fn run_tool_calls(
     limit: usize,
     tx: &mpsc::Sender<Result<AgentEvent, AgentError>>,
     client: Option<&Arc<dyn ClientChannel>>,
-    parent: &ParentRun,
+    caller: &CallerRun,
 ) -> Result<Vec<ToolOutput>, AgentError> {
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let pending: Vec<_> = calls
@@ -41,7 +41,7 @@ pub(crate) async fn run_tool_calls(
                 .with_cancel(cancel.child_token())
                 .with_state(state.clone())
                 .with_client(client.cloned())
-                .with_parent(parent.clone());
+                .with_caller(caller.clone());
             call_one(tools, call, ctx, span, record_content).map(move |out| (i, out))
         })
         .collect();

@@ -31,10 +31,32 @@ pub(crate) struct Offer {
     pub(crate) total_tokens: usize,
     /// What tool search derives from this offer ([`super::deferral`]),
     /// filled on first use.
-    pub(crate) search: OnceLock<super::deferral::SearchOffer>,
+    pub(crate) search: OnceLock<SearchOffer>,
     /// The client-side search's last per-turn list, by the deferred tools
     /// the conversation had loaded.
-    pub(crate) last_client_turn: Mutex<Option<(Vec<usize>, super::deferral::TurnList)>>,
+    pub(crate) last_client_turn: Mutex<Option<(Vec<usize>, TurnList)>>,
+}
+
+/// What tool search derives from one offer, once (see [`super::deferral`]).
+pub(crate) struct SearchOffer {
+    /// Which definitions (by index) may be held back.
+    pub(super) deferrable: Vec<bool>,
+    /// The native path's list (every definition, the deferrable ones
+    /// marked), its loaded tokens and the deferred names; built on first use.
+    pub(super) native: OnceLock<TurnList>,
+    /// The client path's tools (the offer's plus `tool_search`) and the
+    /// search tool's definition with its tokens; built on first use.
+    pub(super) client: OnceLock<(ToolSet, ToolDefinition, usize)>,
+}
+
+/// What a request sends with search active: the definitions, their loaded
+/// tokens and the names held back (the native path's one list; the client
+/// path's list for one set of loaded tools).
+#[derive(Clone)]
+pub(crate) struct TurnList {
+    pub(super) definitions: Arc<[ToolDefinition]>,
+    pub(super) tokens: usize,
+    pub(super) deferred: Arc<[String]>,
 }
 
 impl Offer {

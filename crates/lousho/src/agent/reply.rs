@@ -1,7 +1,6 @@
-use super::RunState;
-use crate::model::{Message, ToolCall, Usage};
+use super::{RequestUsage, RunState, ToolCallRecord};
+use crate::model::{Message, Usage};
 use crate::policy::ApprovalRequest;
-use crate::tool::ToolOutput;
 use serde::{Deserialize, Serialize};
 
 /// How a run ended.
@@ -17,32 +16,15 @@ pub enum RunStatus {
     Interrupted,
 }
 
-/// One tool call made during a run, with its result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCallRecord {
-    /// What the model asked for.
-    pub call: ToolCall,
-    /// What the tool returned (errors included, with `is_error`).
-    pub output: ToolOutput,
-}
-
-/// The tokens one model request used (one turn of a run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct RequestUsage {
-    /// The model asked (`"vendor/model"`, as the agent names it).
-    pub model: String,
-    /// Tokens this request used.
-    pub usage: Usage,
-    /// What they cost in US dollars, when the agent's price table has the
-    /// model ([`PriceTable`](crate::model::PriceTable)).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-    /// The estimated tokens of the tool definitions this request loaded
-    /// into the model's context (deferred tools left out; see
-    /// [`crate::tool::search`]; one token per 4 bytes of JSON).
-    #[serde(default)]
-    pub tool_definition_tokens: u64,
+impl RunStatus {
+    /// `completed` or `interrupted` (as serialized; also the run span's
+    /// `lousho.run.status`).
+    pub(crate) fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// The result of a run.

@@ -1,11 +1,8 @@
 //! One run, before it starts: what it begins with and its options.
 
-use super::session::SessionLink;
-use super::{AgentError, AgentInner, AgentStream, Reply, RunState, run};
-use crate::model::Message;
-use crate::policy::{
-    ApprovalDecision, ApprovalHandler, ApprovalRequest, Decisions, approval_handler,
-};
+use super::run_setup::{Begin, RunOptions, SessionLink};
+use super::{AgentError, AgentInner, AgentStream, Reply, run};
+use crate::policy::{ApprovalDecision, ApprovalHandler, ApprovalRequest, approval_handler};
 use crate::tool::{ClientChannel, ConversationState};
 use std::fmt;
 use std::future::{Future, IntoFuture};
@@ -56,31 +53,6 @@ pub struct RunRequest {
     state: ConversationState,
     session: Option<SessionLink>,
     options: RunOptions,
-}
-
-/// How a run begins: with new messages, or by finishing a paused turn.
-pub(crate) enum Begin {
-    /// A conversation's messages, the new input last.
-    Fresh(Vec<Message>),
-    /// A paused run and the answers for its pending calls.
-    Resume(Box<RunState>, Decisions),
-}
-
-/// The options of one run.
-#[derive(Clone, Default)]
-pub(crate) struct RunOptions {
-    /// Cancels the run when it fires.
-    pub(crate) cancel: Option<CancellationToken>,
-    /// Overrides the agent's `max_turns`.
-    pub(crate) max_turns: Option<usize>,
-    /// The run fails with [`AgentError::TimedOut`] once this has passed.
-    pub(crate) timeout: Option<Duration>,
-    /// Overrides the agent's approval handler.
-    pub(crate) approval_handler: Option<ApprovalHandler>,
-    /// The MCP client the run serves: its tools can talk back to it.
-    pub(crate) tool_client: Option<Arc<dyn ClientChannel>>,
-    /// How many agent tools deep this run is (the top run: 0).
-    pub(crate) depth: usize,
 }
 
 impl RunRequest {

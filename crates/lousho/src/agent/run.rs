@@ -1,17 +1,17 @@
 //! The turn loop: model → tool calls (concurrent, bounded) → results → model.
 
 use super::approval::{TurnCalls, TurnContext};
-use super::request::{Begin, RunOptions};
-use super::session::{SessionLink, StoreCommit};
-use super::state::{PausedCall, PausedTurn};
+use super::run_setup::{Begin, RunOptions, SessionLink, StoreCommit};
 use super::{
     AgentError, AgentEvent, AgentInner, AgentStream, ParentRun, Reply, RequestUsage, RunState,
-    RunStatus, ToolCallRecord, UsageSink,
+    RunStatus, ToolCallRecord,
 };
+use crate::model::run_record::UsageSink;
 use crate::model::{Message, ModelEvent, ModelRequest, Part, ToolCall, ToolResult, Usage};
 use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
+use crate::session::run_state::{PausedCall, PausedTurn};
 use crate::telemetry;
-use crate::tool::{ClientChannel, ConversationState, ToolOutput, ToolSet};
+use crate::tool::{CallerRun, ClientChannel, ConversationState, ToolOutput, ToolSet};
 use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -78,7 +78,7 @@ pub(crate) fn spawn(
             }
         };
         if let Err(e) = result {
-            telemetry::span::record_run_error(&run_span, &e);
+            telemetry::span::record_error(&run_span, e.kind(), &e);
             let _ = tx.send(Err(e)).await;
         }
     };
@@ -179,7 +179,13 @@ impl Progress {
             state: None,
         };
         // Runs inside the run's `invoke_agent` span.
-        telemetry::span::record_reply(&tracing::Span::current(), &reply);
+        telemetry::span::record_run_end(
+            &tracing::Span::current(),
+            reply.usage,
+            reply.cost_usd,
+            reply.turns,
+            reply.status.as_str(),
+        );
         reply
     }
 }
@@ -289,11 +295,12 @@ impl Run {
             tx: &self.tx,
             approval_handler: self.approval_handler.as_ref(),
             tool_client: self.tool_client.as_ref(),
-            parent: ParentRun {
-                depth: self.depth,
-                approval_handler: self.approval_handler.clone(),
-                usage: Some(self.child_usage.clone()),
-            },
+            caller: CallerRun::default()
+                .with(ParentRun {
+                    depth: self.depth,
+                    approval_handler: self.approval_handler.clone(),
+                })
+                .with(self.child_usage.clone()),
         }
     }
 

@@ -1,5 +1,5 @@
-use super::request::Begin;
-use super::{Agent, AgentError, RunRequest, RunState};
+use super::run_setup::{Begin, SessionLink, StoreCommit};
+use super::{Agent, RunRequest, RunState};
 use crate::model::Message;
 use crate::policy::Decisions;
 use crate::session::{SessionStore, StoreError};
@@ -32,46 +32,6 @@ pub struct Session {
 struct Stored {
     store: Arc<dyn SessionStore>,
     id: String,
-}
-
-/// How a session's run hands its completed conversation back.
-pub(crate) enum SessionLink {
-    /// In memory: the stream sets the history when it yields `Done`.
-    Memory(Arc<Mutex<Vec<Message>>>),
-    /// In a store: the run appends before it sends `Done`.
-    Stored(StoreCommit),
-}
-
-/// A stored session's pending commit: what the run appends once it completes.
-pub(crate) struct StoreCommit {
-    store: Arc<dyn SessionStore>,
-    id: String,
-    history: Arc<Mutex<Vec<Message>>>,
-    /// The stored version (= messages) the run started from.
-    base: usize,
-}
-
-impl StoreCommit {
-    /// Appends the run's new messages (those past the version it started
-    /// from) and updates the session's history. A conflict (another writer
-    /// appended meanwhile) fails the run with [`AgentError::Session`].
-    pub(crate) async fn save(&self, messages: &[Message]) -> Result<(), AgentError> {
-        let new = messages.get(self.base..).ok_or_else(|| {
-            AgentError::Internal(format!(
-                "the run's conversation has {} messages, fewer than the {} stored",
-                messages.len(),
-                self.base
-            ))
-        })?;
-        if !new.is_empty() {
-            self.store
-                .append(&self.id, self.base as u64, new)
-                .await
-                .map_err(AgentError::Session)?;
-        }
-        *self.history.lock_unpoisoned() = messages.to_vec();
-        Ok(())
-    }
 }
 
 impl fmt::Debug for Session {
@@ -125,7 +85,7 @@ impl Session {
     /// `input`. `.await` it or [`.stream()`](RunRequest::stream) it, like
     /// [`Agent::send`].
     ///
-    /// In a stored session, the run fails with [`AgentError::Session`] if
+    /// In a stored session, the run fails with [`AgentError::Session`](crate::AgentError::Session) if
     /// its messages cannot be appended, e.g. because another writer appended
     /// to the session meanwhile ([`StoreError::Conflict`]);
     /// [`reload`](Session::reload) and send again.

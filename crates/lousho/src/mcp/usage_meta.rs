@@ -5,7 +5,7 @@
 //! child's. Other clients ignore the key. The figures are as the server
 //! reports them.
 
-use crate::agent::RequestUsage;
+use crate::model::run_record::RequestUsage;
 use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 

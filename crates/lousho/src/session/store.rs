@@ -1,7 +1,7 @@
 //! The store trait and the records it keeps.
 
 use super::StoreError;
-use crate::agent::RunState;
+use super::run_state::RunState;
 use crate::model::Message;
 use serde_json::Value;
 use std::fmt;

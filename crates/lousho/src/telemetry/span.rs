@@ -5,7 +5,6 @@
 //! span's name, kind and status.
 
 use super::TARGET;
-use crate::agent::{AgentError, Reply, RunStatus};
 use crate::model::{ToolCall, Usage};
 use std::fmt::Display;
 use tracing::Span;
@@ -42,38 +41,21 @@ pub(crate) fn invoke_agent(agent: Option<&str>, model_name: &str) -> Span {
     )
 }
 
-/// Records a finished (or paused) run on its `invoke_agent` span.
-pub(crate) fn record_reply(span: &Span, reply: &Reply) {
+/// Records a finished (or paused) run on its `invoke_agent` span: its
+/// tokens, cost, turns and status (`completed` or `interrupted`).
+pub(crate) fn record_run_end(
+    span: &Span,
+    usage: Usage,
+    cost_usd: Option<f64>,
+    turns: usize,
+    status: &'static str,
+) {
     if span.is_disabled() {
         return;
     }
-    record_usage(span, reply.usage, reply.cost_usd);
-    span.record(
-        "lousho.run.turns",
-        i64::try_from(reply.turns).unwrap_or(i64::MAX),
-    );
-    span.record(
-        "lousho.run.status",
-        match reply.status {
-            RunStatus::Completed => "completed",
-            RunStatus::Interrupted => "interrupted",
-        },
-    );
-}
-
-/// Records a failed run on its `invoke_agent` span.
-pub(crate) fn record_run_error(span: &Span, error: &AgentError) {
-    let kind = match error {
-        AgentError::Model(_) => "model_error",
-        AgentError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
-        AgentError::Cancelled => "cancelled",
-        AgentError::TimedOut { .. } => "timeout",
-        AgentError::ToolSource(_) => "tool_source_error",
-        AgentError::DuplicateTool(_) => "duplicate_tool",
-        AgentError::RunState(_) => "run_state_error",
-        _ => "_OTHER",
-    };
-    record_error(span, kind, error);
+    record_usage(span, usage, cost_usd);
+    span.record("lousho.run.turns", i64::try_from(turns).unwrap_or(i64::MAX));
+    span.record("lousho.run.status", status);
 }
 
 /// Token counts (and the cost, when known) on a run's or a request's span.

@@ -10,9 +10,9 @@ pub use client::{
     SamplingRole,
 };
 
-use crate::agent::ParentRun;
 use crate::sync::MutexExt;
 use serde_json::{Map, Value};
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -36,8 +36,37 @@ pub struct ToolContext {
     pub state: ConversationState,
     /// The MCP client the call runs for, if any.
     pub(crate) client: Option<Arc<dyn ClientChannel>>,
-    /// The run that made the call (for agent tools).
-    pub(crate) parent: ParentRun,
+    /// What the run that made the call hands on to it.
+    pub(crate) caller: CallerRun,
+}
+
+/// What the run that made a call hands on to the tool, for the layers above
+/// this one: the agent puts its run's depth and approval handler here (agent
+/// tools read them) and where child runs add their token usage (agent tools
+/// and MCP calls to served lousho agents add to it). The tool layer only
+/// carries them, one value per type.
+#[derive(Clone, Default)]
+pub(crate) struct CallerRun(Vec<Arc<dyn Any + Send + Sync>>);
+
+impl CallerRun {
+    /// With `part` (replacing one of the same type).
+    #[must_use]
+    pub(crate) fn with<T: Any + Send + Sync>(mut self, part: T) -> Self {
+        self.0.retain(|p| !p.as_ref().is::<T>());
+        self.0.push(Arc::new(part));
+        self
+    }
+
+    /// The part of type `T`, if the run handed one on.
+    pub(crate) fn get<T: Any>(&self) -> Option<&T> {
+        self.0.iter().find_map(|p| p.as_ref().downcast_ref::<T>())
+    }
+}
+
+impl std::fmt::Debug for CallerRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallerRun({} parts)", self.0.len())
+    }
 }
 
 impl ToolContext {
@@ -48,14 +77,14 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             state: ConversationState::default(),
             client: None,
-            parent: ParentRun::default(),
+            caller: CallerRun::default(),
         }
     }
 
     /// Ties the call to the run that made it.
     #[must_use]
-    pub(crate) fn with_parent(mut self, parent: ParentRun) -> Self {
-        self.parent = parent;
+    pub(crate) fn with_caller(mut self, caller: CallerRun) -> Self {
+        self.caller = caller;
         self
     }
 

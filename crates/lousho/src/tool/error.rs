@@ -26,9 +26,11 @@ pub enum ToolError {
     Agent {
         /// The agent tool's name.
         tool: String,
-        /// Why its run failed.
+        /// Why its run failed: an [`AgentError`](crate::AgentError) (read it
+        /// with `source.downcast_ref::<AgentError>()`). Boxed as an error
+        /// because tools are a lower layer than agents.
         #[source]
-        source: Box<crate::AgentError>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Another error, kept as its source.
     #[error(transparent)]

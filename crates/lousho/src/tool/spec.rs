@@ -1,5 +1,6 @@
+use super::pin::ToolPin;
+use super::trust::Trust;
 use super::{Approval, ToolAnnotations, ToolOrigin};
-use crate::policy::{ToolPin, Trust};
 use serde_json::{Map, Value};
 
 /// Everything about a tool except its code: what the model and MCP clients see,

@@ -257,7 +257,10 @@ async fn calling_an_agent_tool_past_the_limit_gives_the_typed_error() {
         ToolError::Agent { tool, source } => {
             assert_eq!(tool, "next");
             assert!(
-                matches!(*source, AgentError::TooDeep { limit: 0 }),
+                matches!(
+                    source.downcast_ref::<AgentError>(),
+                    Some(AgentError::TooDeep { limit: 0 })
+                ),
                 "{source}"
             );
         }

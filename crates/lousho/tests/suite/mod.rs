@@ -32,7 +32,7 @@ mod mcp_serve_talk_back;
 mod mcp_serve_text_progress;
 mod model_errors;
 mod models;
-mod module_cycles;
+mod module_layers;
 mod permissions;
 mod providers_anthropic;
 mod providers_common;

@@ -182,7 +182,7 @@ pub(crate) async fn call_on(
         }
         let result = send_call(peer, live, tool, arguments, timeout, ctx, &span).await?;
         // A served lousho agent's model requests count in the caller's reply.
-        if let Some(sink) = &ctx.parent.usage {
+        if let Some(sink) = ctx.caller.get::<crate::model::run_record::UsageSink>() {
             sink.add(crate::mcp::usage_meta::usage_of(&result));
         }
         Ok(to_output(result))

@@ -48,10 +48,14 @@ pub use loopback::LOGIN_TIMEOUT;
 pub use store::{FileTokenStore, MemoryTokenStore, StoredToken, TokenStore, TokenStoreError};
 
 pub(crate) use glue::serve_oauth;
-pub(crate) use link::{LinkError, MAX_AUTHORIZATIONS, OAuthLink, challenge_of};
+pub(crate) use link::{LinkError, OAuthLink, challenge_of};
 
 use crate::mcp::client::config::{McpServer, OAuthGrant};
 use std::sync::Arc;
+
+/// Sign-ins plus step-ups one connection may run before it gives up (and
+/// fresh tokens a machine grant may fetch within a minute).
+pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
 
 /// Signs in to `server` once and stores the grant in `store`, keyed by the
 /// server's URL.

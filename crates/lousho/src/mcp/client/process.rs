@@ -2,9 +2,9 @@
 //! kill-on-drop; stopped by closing stdin, then SIGTERM to the group, then
 //! SIGKILL, and reaped — grandchildren (the `node` under `npx`) included
 //! ([`group`]). On Linux the server also dies with lousho's process
-//! ([`parent_death`]), is started without `fork` ([`linux_spawn`]), and one
-//! dropped without `close()` is reaped by the [`orphans`] thread (elsewhere
-//! by tokio's own orphan queue).
+//! ([`parent_death`]), is started without `fork` ([`linux_spawn`]), is waited
+//! for through [`pidfd`]s, and one dropped without `close()` is reaped by the
+//! [`orphans`] thread (elsewhere by tokio's own orphan queue).
 
 mod group;
 #[cfg(target_os = "linux")]
@@ -13,6 +13,8 @@ mod linux_spawn;
 mod orphans;
 #[cfg(target_os = "linux")]
 mod parent_death;
+#[cfg(target_os = "linux")]
+mod pidfd;
 
 use super::config::{StderrMode, StdioTransport};
 use super::stderr::StderrBuffer;

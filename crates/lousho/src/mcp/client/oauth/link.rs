@@ -4,6 +4,7 @@
 //! tokens to the store), plus sign-in and step-up when an
 //! [`Authorizer`] is available.
 
+use super::MAX_AUTHORIZATIONS;
 use super::error::OAuthError;
 use super::flow::{self, Authorizer};
 use super::machine::MachineGrant;
@@ -14,9 +15,6 @@ use crate::mcp::client::http::SetupError;
 use rmcp::transport::auth::AuthClient;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-
-/// Sign-ins plus step-ups one connection may run before it gives up.
-pub(crate) const MAX_AUTHORIZATIONS: u32 = 3;
 
 /// Why a connection cannot get a usable client.
 pub(crate) enum LinkError {

@@ -33,7 +33,7 @@ use std::time::Duration;
 const REFETCH_MARGIN: Duration = Duration::from_secs(60);
 
 /// Tokens fetched again because the server rejected them: at most
-/// [`MAX_AUTHORIZATIONS`](super::link::MAX_AUTHORIZATIONS) within this window
+/// [`MAX_AUTHORIZATIONS`](super::MAX_AUTHORIZATIONS) within this window
 /// (a server that rejects every token is not hammered; a long session
 /// survives the odd revocation).
 const REJECTION_WINDOW: Duration = Duration::from_secs(60);
@@ -72,7 +72,7 @@ impl MachineGrant {
         {
             recent.pop_front();
         }
-        if recent.len() >= super::link::MAX_AUTHORIZATIONS as usize {
+        if recent.len() >= super::MAX_AUTHORIZATIONS as usize {
             return false;
         }
         recent.push_back(now);

@@ -37,7 +37,7 @@ pub(super) async fn members_ended(pgid: Option<i32>) {
         }
         let mut waited = false;
         for pid in members {
-            if let Some(exit) = super::linux_spawn::ExitSignal::open(pid) {
+            if let Some(exit) = super::pidfd::ExitSignal::open(pid) {
                 waited |= exit.exited().await.is_ok();
             }
         }

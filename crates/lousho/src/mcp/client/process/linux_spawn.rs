@@ -21,22 +21,21 @@
 //! The child is then waited for through a pidfd (readable once it exits),
 //! and so are the other members of its group at `close()` ([`ExitSignal`]).
 //!
-//! This module holds lousho's only `unsafe` code.
+//! Its `unsafe` code and [`pidfd`](super::pidfd)'s are lousho's only.
 #![allow(unsafe_code)]
 
 use super::super::config::{StderrMode, StdioTransport};
+use super::pidfd::{ExitSignal, pidfd_open, try_reap};
 use super::{group, orphans};
 use nix::libc;
 use nix::sys::signal::Signal;
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString, c_char, c_int, c_void};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
-use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 
 /// The child's stack. It runs one small function that makes system calls.
@@ -150,48 +149,6 @@ impl Drop for ServerChild {
         if matches!(try_reap(self.pid), Ok(None)) {
             orphans::adopt(self.pid, self.pidfd.take().map(ExitSignal::into_fd));
         }
-    }
-}
-
-/// A process's pidfd, registered with the runtime: readable once the process
-/// has exited. For any process, not only lousho's children.
-pub(super) struct ExitSignal(AsyncFd<OwnedFd>);
-
-impl ExitSignal {
-    /// `pid`'s exit signal; `None` when the process is gone or the kernel
-    /// has no pidfds (before 5.3). Call it inside a runtime.
-    pub(super) fn open(pid: libc::pid_t) -> Option<Self> {
-        Self::register(pidfd_open(pid)?).ok()
-    }
-
-    fn register(pidfd: OwnedFd) -> io::Result<Self> {
-        // SAFETY: the OwnedFd owns the pidfd, which nothing replaces or
-        // closes while the AsyncFd holds it.
-        let fd = unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE)? };
-        Ok(Self(fd))
-    }
-
-    /// Returns once the process has exited.
-    pub(super) async fn exited(&self) -> io::Result<()> {
-        // Left ready: an exit stays an exit.
-        self.0.readable().await?.retain_ready();
-        Ok(())
-    }
-
-    /// The pidfd, taken away from the runtime.
-    fn into_fd(self) -> OwnedFd {
-        self.0.into_inner()
-    }
-}
-
-/// `pid`'s exit status if it has exited (reaping it), without waiting.
-pub(super) fn try_reap(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
-    let mut raw: c_int = 0;
-    // SAFETY: waitpid(2) on our own child, with a valid out-pointer.
-    match unsafe { libc::waitpid(pid, &mut raw, libc::WNOHANG) } {
-        0 => Ok(None),
-        r if r == pid => Ok(Some(ExitStatus::from_raw(raw))),
-        _ => Err(io::Error::last_os_error()),
     }
 }
 
@@ -501,16 +458,6 @@ fn pipe_above_stdio() -> io::Result<(OwnedFd, OwnedFd)> {
         }
     };
     Ok((lift(read.into())?, lift(write.into())?))
-}
-
-/// A pidfd for our child, when the kernel has pidfd_open(2) (5.3+).
-fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new
-    // descriptor (close-on-exec) that we then own, or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: `fd` was just returned by the kernel and is owned by no one else.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 #[cfg(test)]

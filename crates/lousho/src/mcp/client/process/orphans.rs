@@ -9,7 +9,7 @@
 //! an orphan is often made while a runtime shuts down, and a task would be
 //! dropped with it.
 
-use super::linux_spawn::try_reap;
+use super::pidfd::try_reap;
 use crate::sync::MutexExt;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use std::io::{PipeReader, PipeWriter, Read, Write};

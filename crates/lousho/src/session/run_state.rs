@@ -1,6 +1,6 @@
 //! A paused run's state: everything needed to resume it, as JSON.
 
-use super::{RequestUsage, ToolCallRecord};
+use crate::model::run_record::{RequestUsage, ToolCallRecord};
 use crate::model::{Message, ToolCall, Usage};
 use crate::policy::ApprovalRequest;
 use crate::tool::ToolOutput;

@@ -1,5 +1,7 @@
 //! How far a tool's own hints count: an MCP server's annotations are claims
-//! the server makes about itself, and a server may lie.
+//! the server makes about itself, and a server may lie. Public as
+//! `lousho::policy::Trust`; it rides on the tool's
+//! [`ToolSpec::trust`](crate::tool::ToolSpec::trust).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

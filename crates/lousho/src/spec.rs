@@ -78,7 +78,7 @@ use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
 use crate::interpolate::{VariableError, first_reference, interpolate};
 #[cfg(feature = "mcp-client")]
 use crate::mcp::{ConnectOptions, McpServers};
-use crate::model::{ModelRef, ModelSettings};
+use crate::model::{ModelRef, ModelSettings, PromptCache};
 use crate::policy::{PermissionRule, Permissions};
 use file::{AuthFile, RuleDecisionFile, SpecFile};
 use locate::{line_of_key, line_of_offset};
@@ -107,7 +107,7 @@ pub struct AgentSpec {
     /// The provider's base URL for `model` (`modelOptions.baseUrl`).
     pub base_url: Option<String>,
     /// Sampling settings sent with every request (`modelOptions.temperature`,
-    /// `modelOptions.maxOutputTokens`).
+    /// `modelOptions.maxOutputTokens`, `modelOptions.promptCache`).
     pub model_settings: ModelSettings,
     /// The system prompt.
     pub prompt: Option<String>,
@@ -456,6 +456,9 @@ impl SpecLoader {
         }
         if let Some(n) = model_options.max_output_tokens {
             model_settings = model_settings.max_tokens(n);
+        }
+        if model_options.prompt_cache == Some(false) {
+            model_settings = model_settings.prompt_cache(PromptCache::Off);
         }
         let agent_entries = file.agents.take().unwrap_or_default();
         let agent_names = scope.names(path, &agent_entries)?;

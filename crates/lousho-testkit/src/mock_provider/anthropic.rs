@@ -47,10 +47,57 @@ pub(crate) fn check_auth(
     None
 }
 
+/// 400 for what the API refuses: see [`check_cache`] and [`check_tool_search`].
+pub(crate) fn check_request(request: &Value) -> Option<(u16, String)> {
+    check_cache(request).or_else(|| check_tool_search(request))
+}
+
+/// Every block of the request that can carry `cache_control`: the tools,
+/// the system blocks and the messages' content blocks.
+fn blocks(request: &Value) -> impl Iterator<Item = &Value> {
+    let messages = list(request.get("messages")).flat_map(|m| list(m.get("content")));
+    list(request.get("tools"))
+        .chain(list(request.get("system")))
+        .chain(messages)
+}
+
+/// The items of an array (none for anything else).
+fn list(value: Option<&Value>) -> impl Iterator<Item = &Value> {
+    value.and_then(Value::as_array).into_iter().flatten()
+}
+
+/// 400 for more than 4 cache breakpoints, a breakpoint on a thinking block,
+/// or a `cache_control` that is not `{"type": "ephemeral"}` (with an
+/// optional `ttl` of `5m` or `1h`).
+fn check_cache(request: &Value) -> Option<(u16, String)> {
+    let bad = |message: String| Some((400, error_body("invalid_request_error", &message)));
+    let marked: Vec<&Value> = blocks(request)
+        .filter(|b| b.get("cache_control").is_some())
+        .collect();
+    if marked.len() > 4 {
+        return bad(format!(
+            "A maximum of 4 blocks with cache_control may be provided. Found {}.",
+            marked.len()
+        ));
+    }
+    for block in marked {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind == "thinking" || kind == "redacted_thinking" {
+            return bad(format!("{kind} blocks cannot be marked with cache_control"));
+        }
+        let control = &block["cache_control"];
+        let ttl_ok = control.get("ttl").is_none_or(|t| t == "5m" || t == "1h");
+        if control.get("type") != Some(&json!("ephemeral")) || !ttl_ok {
+            return bad(format!("cache_control: invalid value {control}"));
+        }
+    }
+    None
+}
+
 /// 400 for what the API refuses about tool search: every tool deferred, a
 /// `tool_reference` (in an earlier turn's search result) to a tool the
 /// request does not define, or `defer_loading` without a tool search tool.
-pub(crate) fn check_request(request: &Value) -> Option<(u16, String)> {
+fn check_tool_search(request: &Value) -> Option<(u16, String)> {
     let tools = request.get("tools").and_then(Value::as_array)?;
     let bad = |message: String| Some((400, error_body("invalid_request_error", &message)));
     let deferred = |t: &Value| t.get("defer_loading") == Some(&json!(true));
@@ -106,13 +153,17 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
         .and_then(Value::as_str)
         .unwrap_or("mock-model");
     let (input, output) = reply.usage.unwrap_or((0, 0));
+    let (read, write) = reply.cache;
+    // `input_tokens` is what the cache did not serve.
+    let uncached = input.saturating_sub(read + write);
     let mut out = vec![frame(&json!({
         "type": "message_start",
         "message": {
             "id": format!("msg_mock{serial}"), "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": { "input_tokens": input, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0, "output_tokens": 1 },
+            "usage": { "input_tokens": uncached, "cache_creation_input_tokens": write,
+                "cache_read_input_tokens": read, "output_tokens": 1,
+                "service_tier": "standard" },
         },
     }))];
     let mut next = 0usize;
@@ -213,8 +264,11 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
             "end_turn".into()
         }
     });
+    // The final usage is cumulative and repeats the input counts.
     out.push(frame(&json!({ "type": "message_delta",
-        "delta": { "stop_reason": finish, "stop_sequence": null }, "usage": { "output_tokens": output } })));
+        "delta": { "stop_reason": finish, "stop_sequence": null },
+        "usage": { "input_tokens": uncached, "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read, "output_tokens": output } })));
     out.push(frame(&json!({ "type": "message_stop" })));
     out
 }

@@ -114,10 +114,11 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
     out.push(frame(&delta(json!({}), json!(finish))));
     if include_usage {
         let (input, output) = reply.usage.unwrap_or((0, 0));
+        let (read, _) = reply.cache;
         let mut last = chunk(json!([]));
         last["usage"] = json!({
             "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output,
-            "prompt_tokens_details": { "cached_tokens": 0, "audio_tokens": 0 },
+            "prompt_tokens_details": { "cached_tokens": read, "audio_tokens": 0 },
             "completion_tokens_details": { "reasoning_tokens": 0, "audio_tokens": 0,
                 "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0 },
         });

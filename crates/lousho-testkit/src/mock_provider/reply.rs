@@ -64,6 +64,7 @@ pub struct MockReply {
     pub(crate) body: Body,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) usage: Option<(u64, u64)>,
+    pub(crate) cache: (u64, u64),
     pub(crate) finish: Option<String>,
     pub(crate) delay: Duration,
     pub(crate) chunk_delay: Duration,
@@ -78,6 +79,7 @@ impl Default for MockReply {
             body: Body::Stream(Vec::new()),
             headers: Vec::new(),
             usage: None,
+            cache: (0, 0),
             finish: None,
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
@@ -197,6 +199,16 @@ impl MockReply {
     /// Token usage reported at the end.
     pub fn usage(mut self, input: u64, output: u64) -> Self {
         self.usage = Some((input, output));
+        self
+    }
+
+    /// Of the [`usage`](Self::usage) input tokens, those read from and
+    /// written to the prompt cache: Anthropic reports them apart
+    /// (`cache_read_input_tokens`, `cache_creation_input_tokens`, and
+    /// `input_tokens` the rest), OpenAI the reads within `prompt_tokens`
+    /// (`prompt_tokens_details.cached_tokens`).
+    pub fn cache_tokens(mut self, read: u64, write: u64) -> Self {
+        self.cache = (read, write);
         self
     }
 

@@ -68,10 +68,7 @@ mod tests {
     fn usage_round_trips_through_meta_and_junk_is_ignored() {
         let requests = vec![RequestUsage {
             model: "test".into(),
-            usage: Usage {
-                input_tokens: 40,
-                output_tokens: 4,
-            },
+            usage: Usage::new(40, 4),
             cost_usd: Some(0.5),
             tool_definition_tokens: 61,
         }];

@@ -95,7 +95,7 @@ impl Model for Anthropic {
             &self.schemas,
             (&self.url, &self.headers),
             request,
-            (&body::tool_list, || {
+            (&body::tool_list, body::caches(request), || {
                 body::request_body(&self.model, request, self.max_tokens)
             }),
             decode::Decoder::new(self.transport.provider.clone()),

@@ -118,7 +118,7 @@ impl Model for OpenAi {
             &self.schemas,
             (&self.url, &self.headers),
             request,
-            (&body::tool_list, || {
+            (&body::tool_list, false, || {
                 body::request_body(&self.model, request, self.options)
             }),
             decode::Decoder::new(self.transport.provider.clone()),

@@ -46,6 +46,32 @@ pub struct ModelSettings {
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// Whether the request marks its stable prefix for the provider's
+    /// prompt cache (default [`PromptCache::Auto`]).
+    #[serde(default, skip_serializing_if = "PromptCache::is_auto")]
+    pub prompt_cache: PromptCache,
+}
+
+/// Prompt caching, for providers that cache only what the request marks
+/// (Anthropic's `cache_control` breakpoints). Providers that cache on their
+/// own (OpenAI) report cache reads either way. See docs/providers.md.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PromptCache {
+    /// Marks where it pays: on Anthropic, the tool definitions, the system
+    /// prompt and the growing conversation (the default).
+    #[default]
+    Auto,
+    /// Marks nothing: every request is billed at the full input price.
+    Off,
+}
+
+impl PromptCache {
+    /// Whether this is [`PromptCache::Auto`].
+    pub fn is_auto(&self) -> bool {
+        matches!(self, PromptCache::Auto)
+    }
 }
 
 impl ModelSettings {
@@ -60,6 +86,13 @@ impl ModelSettings {
     #[must_use]
     pub fn temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets prompt caching ([`PromptCache::Off`] turns it off).
+    #[must_use]
+    pub fn prompt_cache(mut self, cache: PromptCache) -> Self {
+        self.prompt_cache = cache;
         self
     }
 }

@@ -186,7 +186,7 @@ pub(crate) enum OnErrorFile {
     Skip,
 }
 
-/// `modelOptions: { baseUrl, temperature, maxOutputTokens }`.
+/// `modelOptions: { baseUrl, temperature, maxOutputTokens, promptCache }`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "ModelOptions")]
@@ -199,6 +199,8 @@ pub(crate) struct ModelOptionsFile {
     /// The most tokens one model turn may generate (`max_tokens`; the provider's default when unset).
     #[schemars(range(min = 1))]
     pub max_output_tokens: Option<u32>,
+    /// Whether requests mark their stable prefix (tools, system prompt, conversation) for the provider's prompt cache: Anthropic `cache_control` breakpoints (default true). OpenAI caches on its own either way.
+    pub prompt_cache: Option<bool>,
 }
 
 /// `permissions: { rules: [...] }`.

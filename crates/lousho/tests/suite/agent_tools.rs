@@ -205,13 +205,7 @@ async fn a_childs_usage_adds_to_the_calling_runs_reply() {
         .unwrap();
     let reply = parent.send("go").await.unwrap();
     assert_eq!(reply.requests.len(), 3, "{:?}", reply.requests);
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 340,
-            output_tokens: 34
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(340, 34));
 }
 
 #[tokio::test]

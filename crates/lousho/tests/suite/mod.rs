@@ -35,6 +35,7 @@ mod models;
 mod module_layers;
 mod permissions;
 mod providers_anthropic;
+mod providers_cache;
 mod providers_common;
 mod providers_compatible;
 mod providers_openai;

@@ -55,13 +55,7 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
 
     assert_eq!(reply.text, "It is sunny in Paris.");
     assert_eq!(*calls.lock().unwrap(), ["Paris"]);
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 100,
-            output_tokens: 20
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(100, 20));
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
 
@@ -73,10 +67,15 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
     assert_eq!(first.body["model"], "claude-test");
     assert_eq!(first.body["max_tokens"], 4096);
     assert_eq!(first.body["stream"], true);
-    assert_eq!(first.body["system"], "You are a weather bot.");
+    // Prompt caching is on by default: breakpoints on the system prompt,
+    // the last tool and the conversation (see providers_cache.rs).
+    assert_eq!(
+        first.body["system"],
+        json!([{"type": "text", "text": "You are a weather bot.", "cache_control": {"type": "ephemeral"}}])
+    );
     assert_eq!(
         first.body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "Weather in Paris?", "cache_control": {"type": "ephemeral"}}]}])
     );
     let tool = &first.body["tools"][0];
     assert_eq!(tool["name"], "get_weather");
@@ -87,13 +86,13 @@ async fn the_agent_loop_runs_a_tool_and_sends_system_messages_tools_and_results(
     assert_eq!(
         requests[1].body["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [
                 {"type": "text", "text": "Let me check."},
                 {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}},
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_01", "content": [{"type": "text", "text": "sunny in Paris"}]},
+                {"type": "tool_result", "tool_use_id": "toolu_01", "content": [{"type": "text", "text": "sunny in Paris"}], "cache_control": {"type": "ephemeral"}},
             ]},
         ])
     );
@@ -158,7 +157,8 @@ async fn two_tool_calls_in_one_turn_send_image_and_error_results_in_one_user_tur
                 {"type": "text", "text": "here it is"},
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
             ]},
-            {"type": "tool_result", "tool_use_id": "toolu_b", "content": [{"type": "text", "text": "disk on fire"}], "is_error": true},
+            {"type": "tool_result", "tool_use_id": "toolu_b", "content": [{"type": "text", "text": "disk on fire"}], "is_error": true,
+             "cache_control": {"type": "ephemeral"}},
         ]})
     );
 }
@@ -198,10 +198,7 @@ async fn fragmented_input_json_is_reassembled_and_usage_collected() {
                 name: "noop".into(),
                 arguments: json!({})
             }),
-            ModelEvent::Usage(Usage {
-                input_tokens: 25,
-                output_tokens: 17
-            }),
+            ModelEvent::Usage(Usage::new(25, 17)),
             ModelEvent::Finished(FinishReason::ToolCalls),
         ]
     );
@@ -426,9 +423,9 @@ async fn model_strings_settings_and_a_multi_turn_session_are_sent_correctly() {
     assert_eq!(
         body["messages"],
         json!([
-            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "user", "content": [{"type": "text", "text": "one", "cache_control": {"type": "ephemeral"}}]},
             {"role": "assistant", "content": [{"type": "text", "text": "first"}]},
-            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+            {"role": "user", "content": [{"type": "text", "text": "two", "cache_control": {"type": "ephemeral"}}]},
         ])
     );
 }

@@ -55,13 +55,7 @@ async fn the_agent_loop_runs_a_tool_and_sends_messages_tools_and_results() {
 
     assert_eq!(reply.text, "It is sunny in Paris.");
     assert_eq!(*calls.lock().unwrap(), ["Paris"]);
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 31,
-            output_tokens: 12
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(31, 12));
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);
 
@@ -202,10 +196,7 @@ async fn fragmented_arguments_are_reassembled_across_chunks() {
                 name: "noop".into(),
                 arguments: json!({})
             }),
-            ModelEvent::Usage(Usage {
-                input_tokens: 9,
-                output_tokens: 4
-            }),
+            ModelEvent::Usage(Usage::new(9, 4)),
             ModelEvent::Finished(FinishReason::ToolCalls),
         ]
     );

@@ -255,3 +255,18 @@ fn the_mcp_section_sets_naming_lazy_and_on_error() {
     assert_eq!(err.line, Some(3), "{err}");
     assert!(err.to_string().contains("onError"), "{err}");
 }
+
+#[test]
+fn model_options_turn_prompt_caching_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |yaml: &str| {
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        SpecLoader::new().without_env().load(&path).unwrap()
+    };
+    use lousho::model::PromptCache;
+    let on = load("model: test\n");
+    assert_eq!(on.model_settings.prompt_cache, PromptCache::Auto);
+    let off = load("model: test\nmodelOptions: { promptCache: false }\n");
+    assert_eq!(off.model_settings.prompt_cache, PromptCache::Off);
+}

@@ -34,27 +34,9 @@ async fn a_reply_carries_each_requests_usage_their_sum_and_the_cost() {
         .unwrap();
     let reply = agent.send("go").await.unwrap();
     let per_request: Vec<Usage> = reply.requests.iter().map(|r| r.usage).collect();
-    assert_eq!(
-        per_request,
-        [
-            Usage {
-                input_tokens: 100,
-                output_tokens: 20
-            },
-            Usage {
-                input_tokens: 150,
-                output_tokens: 30
-            },
-        ]
-    );
+    assert_eq!(per_request, [Usage::new(100, 20), Usage::new(150, 30),]);
     assert!(reply.requests.iter().all(|r| r.model == "scripted"));
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 250,
-            output_tokens: 50
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(250, 50));
     // (250 × 2 + 50 × 10) / 1e6
     let cost = reply.cost_usd.expect("the model has a price");
     assert!((cost - 0.001).abs() < 1e-12, "{cost}");
@@ -96,13 +78,7 @@ async fn a_resumed_run_keeps_the_requests_before_the_pause() {
         .await
         .unwrap();
     assert_eq!(reply.requests.len(), 2);
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 250,
-            output_tokens: 50
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(250, 50));
     assert!(reply.cost_usd.is_some());
 }
 

@@ -53,13 +53,7 @@ async fn a_served_agents_usage_adds_to_the_callers_reply() {
         "{:?}",
         reply.requests
     );
-    assert_eq!(
-        reply.usage,
-        Usage {
-            input_tokens: 340,
-            output_tokens: 34
-        }
-    );
+    assert_eq!(reply.usage, Usage::new(340, 34));
     // Costs: the caller's at its prices, the served run's as its server priced it.
     let costs: Vec<Option<f64>> = reply.requests.iter().map(|r| r.cost_usd).collect();
     let expected = [2.0 * 110.0, 44.0, 2.0 * 220.0].map(|c| Some(c / 1e6));

@@ -1,6 +1,6 @@
 //! The Messages API request body.
 
-use crate::model::{Message, ModelRequest, Part, Role, ToolDefinition};
+use crate::model::{Message, ModelRequest, Part, PromptCache, Role, ToolDefinition};
 use crate::tool::{Content, ToolOutput};
 use serde_json::{Map, Value, json};
 
@@ -10,9 +10,22 @@ pub(super) const TOOL_SEARCH_TYPE: &str = "tool_search_tool_bm25_20251119";
 /// Its name (fixed by the API).
 pub(super) const TOOL_SEARCH_NAME: &str = "tool_search_tool_bm25";
 
+/// A prompt-cache breakpoint: the prefix up to and including the block
+/// that carries it is cached for 5 minutes (refreshed on every read).
+fn breakpoint() -> Value {
+    json!({ "type": "ephemeral" })
+}
+
+/// Whether `request` marks cache breakpoints.
+pub(super) fn caches(request: &ModelRequest) -> bool {
+    request.settings.prompt_cache == PromptCache::Auto
+}
+
 /// The `tools` array: each definition with its normalised schema, the
-/// deferred ones marked `defer_loading` after the native search tool.
-pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>) -> Value {
+/// deferred ones marked `defer_loading` after the native search tool; with
+/// `cache`, the last loaded tool carries a cache breakpoint (the tools come
+/// first in the cached prefix; deferred ones are not part of it).
+pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>, cache: bool) -> Value {
     let mut list: Vec<Value> = Vec::with_capacity(tools.len() + 1);
     if tools.iter().any(|d| d.defer_loading) {
         // Native tool search: the API searches the deferred tools.
@@ -26,12 +39,23 @@ pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>) -> Value 
         }
         entry
     }));
+    if cache
+        && let Some(last) = list
+            .iter_mut()
+            .rev()
+            .find(|t| t.get("defer_loading").is_none() && t.get("type").is_none())
+    {
+        last["cache_control"] = breakpoint();
+    }
     Value::Array(list)
 }
 
 /// The JSON body for `request`, with `"tools": null` where the
-/// [`tool_list`] goes when it has tools.
+/// [`tool_list`] goes when it has tools. With caching on (see [`caches`]),
+/// the system prompt and the conversation carry cache breakpoints (see
+/// [`mark_conversation`]).
 pub(super) fn request_body(model: &str, request: &ModelRequest, default_max_tokens: u32) -> Value {
+    let cache = caches(request);
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert(
@@ -39,9 +63,18 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, default_max_toke
         json!(request.settings.max_tokens.unwrap_or(default_max_tokens)),
     );
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
-        body.insert("system".into(), json!(system));
+        let system = if cache {
+            json!([{ "type": "text", "text": system, "cache_control": breakpoint() }])
+        } else {
+            json!(system)
+        };
+        body.insert("system".into(), system);
     }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    let mut messages = messages(&request.messages);
+    if cache {
+        mark_conversation(&mut messages);
+    }
+    body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         body.insert("tools".into(), Value::Null);
     }
@@ -93,6 +126,39 @@ fn messages(messages: &[Message]) -> Vec<Value> {
     out.into_iter()
         .map(|(role, content)| json!({ "role": role, "content": content }))
         .collect()
+}
+
+/// Two breakpoints on the conversation (with the tools' and the system
+/// prompt's, the API's limit of four): on the last block of the last turn,
+/// so this request writes the whole conversation to the cache, and on the
+/// last block of the user turn before it, where the previous request of a
+/// tool loop or chat put its last breakpoint, so this one reads that prefix
+/// however many blocks the turn added (the API looks back only 20 blocks
+/// from a breakpoint for an earlier cached prefix). Thinking blocks cannot
+/// carry a breakpoint: the last other block of a turn does.
+fn mark_conversation(messages: &mut [Value]) {
+    let Some((last, earlier)) = messages.split_last_mut() else {
+        return;
+    };
+    mark_last_block(last);
+    if let Some(previous) = earlier.iter_mut().rev().find(|m| m["role"] == "user") {
+        mark_last_block(previous);
+    }
+}
+
+fn mark_last_block(message: &mut Value) {
+    let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let markable = blocks.iter_mut().rev().find(|b| {
+        matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("text" | "image" | "tool_use" | "tool_result")
+        )
+    });
+    if let Some(Value::Object(block)) = markable {
+        block.insert("cache_control".into(), breakpoint());
+    }
 }
 
 fn block(part: &Part) -> Option<Value> {

@@ -165,6 +165,12 @@ impl Decoder {
     }
 
     fn read_usage(&mut self, usage: &WireUsage) {
+        if let Some(read) = usage.cache_read_input_tokens {
+            self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(read);
+        }
+        if let Some(write) = usage.cache_creation_input_tokens {
+            self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(write);
+        }
         // Input = uncached + cache writes + cache reads.
         let input = [
             usage.input_tokens,
@@ -403,7 +409,7 @@ mod tests {
             matches!(&events[1], ModelEvent::ToolCall(c) if c.name == "look" && c.arguments == serde_json::json!({"q": 1}))
         );
         assert!(
-            matches!(&events[2], ModelEvent::Usage(u) if u.input_tokens == 7 && u.output_tokens == 9)
+            matches!(&events[2], ModelEvent::Usage(u) if u.input_tokens == 7 && u.output_tokens == 9 && u.cache_read_tokens == 4)
         );
         assert!(matches!(
             &events[3],

@@ -20,8 +20,9 @@ pub(super) struct BodyOptions {
     pub include_usage: bool,
 }
 
-/// The `tools` array: each definition with its normalised schema.
-pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>) -> Value {
+/// The `tools` array: each definition with its normalised schema (OpenAI
+/// caches prompts without marks).
+pub(super) fn tool_list(tools: &[ToolDefinition], schemas: Vec<Value>, _cache: bool) -> Value {
     tools
         .iter()
         .zip(schemas)

@@ -60,6 +60,42 @@ struct ChunkUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+/// What part of the prompt the cache served (`cached_tokens`) and, on
+/// OpenRouter, wrote (`cache_write_tokens`).
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl ChunkUsage {
+    fn usage(&self) -> Usage {
+        let prompt = self.prompt_tokens_details.as_ref();
+        Usage {
+            cache_read_tokens: prompt.and_then(|d| d.cached_tokens).unwrap_or(0),
+            cache_write_tokens: prompt.and_then(|d| d.cache_write_tokens).unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+            ..Usage::new(self.prompt_tokens, self.completion_tokens)
+        }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -195,10 +231,7 @@ impl StreamDecoder for Decoder {
             }
         }
         if let Some(u) = chunk.usage {
-            out.push_back(ModelEvent::Usage(Usage {
-                input_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
-            }));
+            out.push_back(ModelEvent::Usage(u.usage()));
         }
         Ok(false)
     }

@@ -141,20 +141,22 @@ pub(crate) fn error_for_status(
 /// [`SchemaCache::tools_json`](super::schema::SchemaCache::tools_json)) —,
 /// the rest of the JSON body built by `body` (with `"tools": null` where the
 /// array goes when the request has tools), then [`stream`] to `url` with
-/// `headers`. One path for every wire format.
+/// `headers`. `cache_breakpoint` is passed to `tools`. One path for every
+/// wire format.
 pub(crate) fn stream_request<D: StreamDecoder>(
     transport: &Arc<Transport>,
     schemas: &super::schema::SchemaCache,
     (url, headers): (&str, &HeaderMap),
     request: &crate::model::ModelRequest,
-    (tools, body): (ToolList<'_>, impl FnOnce() -> serde_json::Value),
+    (tools, cache_breakpoint, body): (ToolList<'_>, bool, impl FnOnce() -> serde_json::Value),
     decoder: D,
     classify: ClassifyError,
 ) -> ModelStream {
-    let tools = match schemas.tools_json(&transport.provider, &request.tools, tools) {
-        Ok(tools) => tools,
-        Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
-    };
+    let tools =
+        match schemas.tools_json(&transport.provider, &request.tools, cache_breakpoint, tools) {
+            Ok(tools) => tools,
+            Err(e) => return Box::pin(futures::stream::once(async move { Err(e) })),
+        };
     let prepared = PreparedRequest {
         url: url.to_owned(),
         headers: headers.clone(),
@@ -163,10 +165,11 @@ pub(crate) fn stream_request<D: StreamDecoder>(
     stream(transport.clone(), prepared, decoder, classify)
 }
 
-/// Builds a provider's `tools` array from the request's definitions and
-/// their normalised schemas (in order).
+/// Builds a provider's `tools` array from the request's definitions, their
+/// normalised schemas (in order) and whether the last tool carries the
+/// provider's prompt-cache breakpoint.
 pub(crate) type ToolList<'a> =
-    &'a dyn Fn(&[crate::model::ToolDefinition], Vec<serde_json::Value>) -> serde_json::Value;
+    &'a dyn Fn(&[crate::model::ToolDefinition], Vec<serde_json::Value>, bool) -> serde_json::Value;
 
 /// `body` as JSON, the serialised tool list written in place of its
 /// `"tools"` placeholder (see [`stream_request`]).

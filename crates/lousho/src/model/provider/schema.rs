@@ -432,8 +432,9 @@ pub(crate) struct SchemaCache {
     serialized: Mutex<Option<SerializedTools>>,
 }
 
-/// A tool list as sent, and the definitions it was built from.
-type SerializedTools = (Arc<[ToolDefinition]>, Arc<str>);
+/// A tool list as sent, the definitions it was built from, and whether it
+/// ends with the provider's cache breakpoint.
+type SerializedTools = (Arc<[ToolDefinition]>, bool, Arc<str>);
 
 impl SchemaCache {
     pub(crate) fn new(profile: SchemaProfile) -> Self {
@@ -448,20 +449,25 @@ impl SchemaCache {
     /// it from the definitions and their normalised schemas. Reused while
     /// requests carry the same `Arc` of definitions — an agent's turns and
     /// runs with an unchanged tool set — so a turn's cost does not grow with
-    /// the number of tools beyond copying the bytes. `None` without tools;
-    /// the first schema that cannot be made acceptable is the error.
+    /// the number of tools beyond copying the bytes. `cache_breakpoint` is
+    /// passed to `render` (a provider that marks where its prompt cache
+    /// ends puts the mark on the last tool) and kept with the memo. `None`
+    /// without tools; the first schema that cannot be made acceptable is the
+    /// error.
     pub(crate) fn tools_json(
         &self,
         provider: &str,
         tools: &Arc<[ToolDefinition]>,
-        render: &dyn Fn(&[ToolDefinition], Vec<Value>) -> Value,
+        cache_breakpoint: bool,
+        render: crate::model::provider::http::ToolList<'_>,
     ) -> Result<Option<Arc<str>>, crate::model::ModelError> {
         if tools.is_empty() {
             return Ok(None);
         }
         if let Ok(last) = self.serialized.lock()
-            && let Some((built_from, json)) = last.as_ref()
+            && let Some((built_from, marked, json)) = last.as_ref()
             && Arc::ptr_eq(built_from, tools)
+            && *marked == cache_breakpoint
         {
             return Ok(Some(json.clone()));
         }
@@ -469,9 +475,9 @@ impl SchemaCache {
             .iter()
             .map(|t| self.get(provider, &t.name, &t.input_schema))
             .collect::<Result<Vec<_>, _>>()?;
-        let json: Arc<str> = render(tools, schemas).to_string().into();
+        let json: Arc<str> = render(tools, schemas, cache_breakpoint).to_string().into();
         if let Ok(mut last) = self.serialized.lock() {
-            *last = Some((tools.clone(), json.clone()));
+            *last = Some((tools.clone(), cache_breakpoint, json.clone()));
         }
         Ok(Some(json))
     }

@@ -127,10 +127,7 @@ impl Model for TestModel {
             })
             .sum::<u64>()
             .div_ceil(4);
-        let usage = Usage {
-            input_tokens: estimate_tokens(request),
-            output_tokens,
-        };
+        let usage = Usage::new(estimate_tokens(request), output_tokens);
         let finish = events.pop();
         events.push(ModelEvent::Usage(usage));
         events.extend(finish);

@@ -120,6 +120,8 @@ pub(crate) mod server;
 #[cfg(feature = "mcp-server")]
 mod typed_call;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod protocol;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod usage_meta;
 
 #[cfg(feature = "oauth")]

@@ -21,6 +21,7 @@ use super::stdio_transport::ChildTransport;
 use super::stdout_watch::StdoutNoise;
 use super::tool::{Listing, McpTool, RemoteTool};
 use super::warnings;
+use crate::mcp::protocol::carries_request_meta;
 use crate::policy::{PinState, ServerPins, ToolDrift};
 use crate::tool::Tool;
 use futures::FutureExt;
@@ -750,7 +751,7 @@ impl Connection {
         let modern = live
             .peer()
             .peer_info()
-            .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+            .is_some_and(|info| carries_request_meta(&info.protocol_version));
         if modern {
             let filter = rmcp::model::SubscriptionFilter::builder()
                 .tools_list_changed()

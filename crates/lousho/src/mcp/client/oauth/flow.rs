@@ -119,7 +119,7 @@ pub(crate) async fn probe_challenge(server_url: &str) -> Option<String> {
     let body = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE.as_str(),
             "capabilities": {},
             "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
         }

@@ -115,12 +115,12 @@ pub(crate) mod client;
 mod line_reader;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 pub(crate) mod media_type;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod protocol;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;
 #[cfg(feature = "mcp-server")]
 mod typed_call;
-#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
-pub(crate) mod protocol;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod usage_meta;
 

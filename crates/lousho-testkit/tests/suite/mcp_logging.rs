@@ -98,3 +98,62 @@ async fn python_sdk_a_skipped_server_is_a_warning_a_subscriber_captures() {
     assert!(!logs.contains("`py`"), "{logs}");
     mcp.close().await;
 }
+
+/// `RUST_LOG=lousho=debug` says what someone debugging a slow or failing
+/// server needs while lousho connects and lists it: the command and folder
+/// (never environment values), the protocol version and capabilities
+/// negotiated, how long spawn, handshake and listing took, and whether the
+/// catalog had the server's tools and why not.
+#[tokio::test]
+async fn connecting_and_listing_a_server_is_told_at_debug_level() {
+    use lousho::mcp::{ManifestStore, MemoryManifestStore};
+    let (logs, _guard) = capture_logs("lousho=debug");
+    let secret = "s3cret-env-value-never-logged";
+    let dir = std::env::temp_dir();
+    let entry = fixture("serve").env("FIXTURE_API_TOKEN", secret).cwd(&dir);
+    let store: Arc<dyn ManifestStore> = Arc::new(MemoryManifestStore::new());
+    let options = || ConnectOptions::default().manifests(store.clone());
+    let mcp = connect_mcp([("fx", entry.clone())], options())
+        .await
+        .unwrap();
+    mcp.connect_all().await.unwrap();
+    mcp.close().await;
+    // A second client finds the listing the first recorded.
+    let again = connect_mcp([("fx", entry)], options()).await.unwrap();
+    again.close().await;
+    let text = logs.text();
+    let lines = |words: &[&str]| {
+        text.lines()
+            .filter(|l| l.contains("DEBUG") && words.iter().all(|w| l.contains(w)))
+            .count()
+    };
+    let command = super::fixture::fixture_bin();
+    assert!(
+        lines(&["spawning the MCP server", "fx", command, "cwd="]) >= 1,
+        "{text}"
+    );
+    assert!(lines(&["spawned the MCP server", "took="]) >= 1, "{text}");
+    assert!(
+        lines(&[
+            "MCP session negotiated",
+            "protocol_version=2025-11-25",
+            "handshake=true",
+            "capabilities=",
+            "took="
+        ]) >= 1,
+        "{text}"
+    );
+    assert!(
+        lines(&["listed the MCP server's tools", "tools=", "took="]) >= 1,
+        "{text}"
+    );
+    assert!(
+        lines(&["catalog miss", "no tool manifest recorded"]) == 1,
+        "{text}"
+    );
+    assert!(lines(&["catalog hit", "tools="]) == 1, "{text}");
+    assert!(
+        !text.contains(secret),
+        "an environment value was logged: {text}"
+    );
+}

@@ -236,7 +236,7 @@ async fn send_call(
     ctx: &ToolContext,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
-    let replies = live.and_then(|l| l.replies.as_ref());
+    let replies = live.map(Live::replies);
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();

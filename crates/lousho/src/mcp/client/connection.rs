@@ -3,13 +3,13 @@
 
 use super::call::{CallTarget, ManagedCalls};
 use super::catalog::CatalogLink;
-use super::config::{McpServer, McpTransport};
+use super::config::{HttpTransport, McpServer, McpTransport, StdioTransport};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
 use super::handler::Handler;
 use super::http;
 use super::identity::ServerIdentity;
-use super::live::Live;
+use super::live::{Live, Wire};
 use super::naming::{ToolNames, ToolNaming};
 use super::oauth::{LinkError, OAuthLink, serve_oauth};
 use super::peer_requests::{Overflow, PeerRequestLimit};
@@ -21,16 +21,16 @@ use super::stdio_transport::ChildTransport;
 use super::stdout_watch::StdoutNoise;
 use super::tool::{Listing, McpTool, RemoteTool};
 use super::warnings;
-use crate::mcp::protocol::carries_request_meta;
+use crate::mcp::protocol::{carries_request_meta, uses_handshake};
 use crate::policy::{PinState, ServerPins, ToolDrift};
 use crate::tool::Tool;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ClientServiceExt;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::ClientLifecycleMode;
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 mod tool_calls;
 
@@ -58,7 +58,7 @@ pub enum ServerStatus {
 
 type ConnectFuture = Shared<BoxFuture<'static, Result<Arc<Live>, McpError>>>;
 
-enum State {
+enum Phase {
     Idle,
     Connecting(ConnectFuture),
     Connected(Arc<Live>),
@@ -69,7 +69,7 @@ enum State {
 }
 
 struct Slot {
-    state: State,
+    state: Phase,
     /// Bumped by every new attempt and by close, so a stale attempt never
     /// installs itself.
     generation: u64,
@@ -147,7 +147,7 @@ impl Connection {
             naming,
             lazy,
             slot: Mutex::new(Slot {
-                state: State::Idle,
+                state: Phase::Idle,
                 generation: 0,
                 closed: false,
                 ever_connected: false,
@@ -180,7 +180,7 @@ impl Connection {
             Ok(tools) => {
                 self.set_tools(tools);
                 let mut slot = self.lock();
-                slot.state = State::Cataloged;
+                slot.state = Phase::Cataloged;
                 slot.listed_at = Some(manifest.fetched_at());
             }
             Err(e) => {
@@ -224,8 +224,8 @@ impl Connection {
         let old = {
             let mut slot = self.lock();
             slot.generation += 1;
-            match std::mem::replace(&mut slot.state, State::NeedsAuth) {
-                State::Connected(live) => Some(live),
+            match std::mem::replace(&mut slot.state, Phase::NeedsAuth) {
+                Phase::Connected(live) => Some(live),
                 _ => None,
             }
         };
@@ -295,14 +295,14 @@ impl Connection {
     pub(crate) fn status(&self) -> ServerStatus {
         let slot = self.lock();
         match &slot.state {
-            State::Idle | State::Connecting(_) => ServerStatus::Idle,
-            State::Connected(live) => match live.dead_reason() {
+            Phase::Idle | Phase::Connecting(_) => ServerStatus::Idle,
+            Phase::Connected(live) => match live.dead_reason() {
                 None => ServerStatus::Connected,
                 Some(reason) => ServerStatus::Failed(with_diagnostics(reason, live.diagnostics())),
             },
-            State::Failed(reason) => ServerStatus::Failed(reason.clone()),
-            State::NeedsAuth => ServerStatus::NeedsAuth,
-            State::Cataloged => ServerStatus::Cataloged,
+            Phase::Failed(reason) => ServerStatus::Failed(reason.clone()),
+            Phase::NeedsAuth => ServerStatus::NeedsAuth,
+            Phase::Cataloged => ServerStatus::Cataloged,
         }
     }
 
@@ -314,16 +314,16 @@ impl Connection {
             slot.closed = false;
             let mut stale = None;
             match &slot.state {
-                State::Connected(live) if live.dead_reason().is_none() => return Ok(live.clone()),
-                State::Connecting(f) => (slot.generation, f.clone(), None),
+                Phase::Connected(live) if live.dead_reason().is_none() => return Ok(live.clone()),
+                Phase::Connecting(f) => (slot.generation, f.clone(), None),
                 _ => {
                     if self.needs_token_store() {
-                        slot.state = State::NeedsAuth;
+                        slot.state = Phase::NeedsAuth;
                         return Err(McpError::TokensRequired {
                             server: self.name.clone(),
                         });
                     }
-                    if let State::Connected(old) = &slot.state {
+                    if let Phase::Connected(old) = &slot.state {
                         stale = Some(old.clone());
                     }
                     slot.generation += 1;
@@ -338,7 +338,7 @@ impl Connection {
                     }
                     .boxed()
                     .shared();
-                    slot.state = State::Connecting(attempt.clone());
+                    slot.state = Phase::Connecting(attempt.clone());
                     (slot.generation, attempt, stale)
                 }
             }
@@ -355,13 +355,13 @@ impl Connection {
             } else {
                 match &result {
                     Ok(live) => {
-                        if !matches!(&slot.state, State::Connected(l) if Arc::ptr_eq(l, live)) {
-                            slot.state = State::Connected(live.clone());
+                        if !matches!(&slot.state, Phase::Connected(l) if Arc::ptr_eq(l, live)) {
+                            slot.state = Phase::Connected(live.clone());
                             slot.ever_connected = true;
                         }
                     }
-                    Err(McpError::NeedsAuth { .. }) => slot.state = State::NeedsAuth,
-                    Err(e) => slot.state = State::Failed(e.to_string()),
+                    Err(McpError::NeedsAuth { .. }) => slot.state = Phase::NeedsAuth,
+                    Err(e) => slot.state = Phase::Failed(e.to_string()),
                 }
                 false
             }
@@ -384,7 +384,7 @@ impl Connection {
     pub(crate) async fn live_for_call(&self) -> Result<Arc<Live>, McpError> {
         {
             let slot = self.lock();
-            if let State::Connected(live) = &slot.state
+            if let Phase::Connected(live) = &slot.state
                 && live.dead_reason().is_none()
             {
                 return Ok(live.clone());
@@ -407,7 +407,7 @@ impl Connection {
     pub(crate) async fn ready(&self) -> Result<(), McpError> {
         {
             let slot = self.lock();
-            if self.stays_down(&slot).is_some() || matches!(slot.state, State::Cataloged) {
+            if self.stays_down(&slot).is_some() || matches!(slot.state, Phase::Cataloged) {
                 return Ok(());
             }
         }
@@ -421,8 +421,8 @@ impl Connection {
             return None;
         }
         match &slot.state {
-            State::Connected(live) => live.dead_reason(),
-            State::Idle | State::Cataloged if slot.closed => Some("closed".to_owned()),
+            Phase::Connected(live) => live.dead_reason(),
+            Phase::Idle | Phase::Cataloged if slot.closed => Some("closed".to_owned()),
             _ => None,
         }
     }
@@ -435,12 +435,12 @@ impl Connection {
             slot.generation += 1;
             slot.closed = true;
             let next = if slot.listed_at.is_some() {
-                State::Cataloged
+                Phase::Cataloged
             } else {
-                State::Idle
+                Phase::Idle
             };
             match std::mem::replace(&mut slot.state, next) {
-                State::Connected(live) => Some(live),
+                Phase::Connected(live) => Some(live),
                 _ => None,
             }
         };
@@ -483,126 +483,160 @@ impl Connection {
         rejected: &mut bool,
     ) -> Result<Live, McpError> {
         let handler = Handler::new(&self.name, self.elicitation.clone(), self.progress.clone());
-        let timeout = self.entry.startup_timeout;
-        let (live, standalone) = match &self.entry.transport {
+        match &self.entry.transport {
             McpTransport::Stdio(config) => {
-                let (process, stdout, stdin) =
-                    StdioProcess::spawn(config).await.map_err(|e| match e {
-                        SpawnError::Command(e) => McpError::Spawn {
-                            server: self.name.clone(),
-                            command: config.command.clone(),
-                            source: Arc::new(e),
-                        },
-                        SpawnError::WorkingDirectory(dir, e) => McpError::WorkingDirectory {
-                            server: self.name.clone(),
-                            dir,
-                            source: Arc::new(e),
-                        },
-                    })?;
-                let stderr = process.stderr_buffer();
-                let noise = StdoutNoise::default();
-                let replies = Replies::default();
-                let child = ChildTransport::new(
-                    stdout,
-                    stdin,
-                    MAX_STDIO_MESSAGE,
-                    replies.clone(),
-                    noise.clone(),
-                );
-                let transport =
-                    PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests);
-                let handshake = tokio::time::timeout(
-                    timeout,
-                    handler.clone().serve_with_lifecycle(transport, lifecycle),
-                )
-                .await;
-                let mut process = process;
-                let failure = match handshake {
-                    Ok(Ok(service)) => {
-                        let live = Live::new(service, handler, Some(process), Some(noise))
-                            .with_replies(replies);
-                        return self.finish(live, timeout).await;
-                    }
-                    Ok(Err(e)) => {
-                        *rejected = rejects_initialize(&e);
-                        // Let a dying server finish exiting so we can say so.
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        Some((process.exit_status(), e))
-                    }
-                    Err(_) => None,
-                };
-                process.shutdown().await;
-                let tail = stderr.as_ref().and_then(|s| s.tail());
-                let stdout_noise = noise.first_line();
-                return Err(match failure {
-                    Some((exit, e)) => McpError::Handshake {
-                        server: self.name.clone(),
-                        exit,
-                        source: Arc::new(e),
-                        stdout_noise,
-                        stderr: tail,
-                    },
-                    None => McpError::StartupTimeout {
-                        server: self.name.clone(),
-                        timeout,
-                        stdout_noise,
-                        stderr: tail,
-                    },
-                });
+                self.open_stdio(config, handler, lifecycle, rejected).await
             }
             McpTransport::Http(config) => {
-                let url = http::display_url(&config.url);
-                let (served, standalone, replies) = match &self.oauth {
-                    Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
-                        .await
-                        .map_err(|e| self.link_error(e, &url))?,
-                    None => {
-                        let (transport, standalone, replies) =
-                            http::transport(config, self.entry.max_server_requests).map_err(
-                                |e| McpError::Http {
-                                    server: self.name.clone(),
-                                    url: url.clone(),
-                                    status: None,
-                                    source: Arc::new(e),
-                                },
-                            )?;
-                        let served = tokio::time::timeout(
-                            timeout,
-                            handler.clone().serve_with_lifecycle(transport, lifecycle),
-                        )
-                        .await;
-                        (served, standalone, replies)
-                    }
-                };
-                match served {
-                    Ok(Ok(service)) => (
-                        Live::new(service, handler, None, None).with_replies(replies),
-                        Some(standalone),
-                    ),
-                    Ok(Err(e)) => {
-                        *rejected = rejects_initialize(&e);
-                        return Err(McpError::Http {
+                self.open_http(config, handler, lifecycle, rejected).await
+            }
+        }
+    }
+
+    /// Spawns the server, runs the handshake over its stdio and lists its
+    /// tools.
+    async fn open_stdio(
+        &self,
+        config: &StdioTransport,
+        handler: Handler,
+        lifecycle: ClientLifecycleMode,
+        rejected: &mut bool,
+    ) -> Result<Live, McpError> {
+        let timeout = self.entry.startup_timeout;
+        // The command and folder only: arguments and environment may hold
+        // secrets.
+        tracing::debug!(server = %self.name, command = %config.command, cwd = ?config.cwd, "spawning the MCP server");
+        let started = Instant::now();
+        let (mut process, stdout, stdin) =
+            StdioProcess::spawn(config).await.map_err(|e| match e {
+                SpawnError::Command(e) => McpError::Spawn {
+                    server: self.name.clone(),
+                    command: config.command.clone(),
+                    source: Arc::new(e),
+                },
+                SpawnError::WorkingDirectory(dir, e) => McpError::WorkingDirectory {
+                    server: self.name.clone(),
+                    dir,
+                    source: Arc::new(e),
+                },
+            })?;
+        tracing::debug!(server = %self.name, took = ?started.elapsed(), "spawned the MCP server");
+        let stderr = process.stderr_buffer();
+        let noise = StdoutNoise::default();
+        let replies = Replies::default();
+        let child = ChildTransport::new(
+            stdout,
+            stdin,
+            MAX_STDIO_MESSAGE,
+            replies.clone(),
+            noise.clone(),
+        );
+        let transport =
+            PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests);
+        let started = Instant::now();
+        let handshake = tokio::time::timeout(
+            timeout,
+            handler.clone().serve_with_lifecycle(transport, lifecycle),
+        )
+        .await;
+        let failure = match handshake {
+            Ok(Ok(service)) => {
+                negotiated(&self.name, &service, started);
+                let live = Live::new(service, handler, Wire::stdio(process, noise, replies));
+                return self.finish(live, timeout).await;
+            }
+            Ok(Err(e)) => {
+                *rejected = rejects_initialize(&e);
+                // Let a dying server finish exiting so we can say so.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Some((process.exit_status(), e))
+            }
+            Err(_) => None,
+        };
+        process.shutdown().await;
+        let tail = stderr.as_ref().and_then(|s| s.tail());
+        let stdout_noise = noise.first_line();
+        Err(match failure {
+            Some((exit, e)) => McpError::Handshake {
+                server: self.name.clone(),
+                exit,
+                source: Arc::new(e),
+                stdout_noise,
+                stderr: tail,
+            },
+            None => McpError::StartupTimeout {
+                server: self.name.clone(),
+                timeout,
+                stdout_noise,
+                stderr: tail,
+            },
+        })
+    }
+
+    /// Dials the server, runs the handshake and lists its tools; with a
+    /// session, waits (briefly) for its standalone stream.
+    async fn open_http(
+        &self,
+        config: &HttpTransport,
+        handler: Handler,
+        lifecycle: ClientLifecycleMode,
+        rejected: &mut bool,
+    ) -> Result<Live, McpError> {
+        let timeout = self.entry.startup_timeout;
+        let url = http::display_url(&config.url);
+        // The URL without credentials or query; never the headers' values.
+        tracing::debug!(server = %self.name, %url, oauth = self.oauth.is_some(), "connecting to the MCP server");
+        let started = Instant::now();
+        let (served, watch) = match &self.oauth {
+            Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
+                .await
+                .map_err(|e| self.link_error(e, &url))?,
+            None => {
+                let dialed =
+                    http::transport(config, self.entry.max_server_requests).map_err(|e| {
+                        McpError::Http {
                             server: self.name.clone(),
-                            url,
-                            status: http::status_of(&e),
+                            url: url.clone(),
+                            status: None,
                             source: Arc::new(e),
-                        });
-                    }
-                    Err(_) => {
-                        return Err(McpError::StartupTimeout {
-                            server: self.name.clone(),
-                            timeout,
-                            stdout_noise: None,
-                            stderr: None,
-                        });
-                    }
-                }
+                        }
+                    })?;
+                let served = tokio::time::timeout(
+                    timeout,
+                    handler
+                        .clone()
+                        .serve_with_lifecycle(dialed.transport, lifecycle),
+                )
+                .await;
+                (served, dialed.watch)
             }
         };
+        let service = match served {
+            Ok(Ok(service)) => service,
+            Ok(Err(e)) => {
+                *rejected = rejects_initialize(&e);
+                return Err(McpError::Http {
+                    server: self.name.clone(),
+                    url,
+                    status: http::status_of(&e),
+                    source: Arc::new(e),
+                });
+            }
+            Err(_) => {
+                return Err(McpError::StartupTimeout {
+                    server: self.name.clone(),
+                    timeout,
+                    stdout_noise: None,
+                    stderr: None,
+                });
+            }
+        };
+        negotiated(&self.name, &service, started);
+        let live = Live::new(service, handler, Wire::Http(watch));
         let live = self.finish(live, timeout).await?;
         // Server-initiated messages sent before the session's GET stream is
         // open would be lost (see `http::standalone`).
-        if let Some(standalone) = standalone
+        if let Some(standalone) = live.standalone()
             && !standalone.settled(http::STANDALONE_WAIT).await
         {
             tracing::debug!(
@@ -615,6 +649,7 @@ impl Connection {
 
     /// Lists the tools, installs them, and starts watching for list changes.
     async fn finish(&self, live: Live, timeout: Duration) -> Result<Live, McpError> {
+        let started = Instant::now();
         let listed = tokio::time::timeout(timeout, live.peer().list_all_tools()).await;
         let remote = match listed {
             Ok(Ok(tools)) => tools,
@@ -638,6 +673,7 @@ impl Connection {
                 });
             }
         };
+        tracing::debug!(server = %self.name, tools = remote.len(), took = ?started.elapsed(), "listed the MCP server's tools");
         match self.build_tools(&remote) {
             Ok(tools) => self.set_tools(tools),
             Err(e) => {
@@ -837,6 +873,25 @@ fn with_diagnostics(reason: String, diagnostics: Option<String>) -> String {
     match diagnostics {
         Some(d) => format!("{reason}\n{d}"),
         None => reason,
+    }
+}
+
+/// Says at debug level what the handshake `started` then agreed on: the
+/// protocol version (and so the era), the server, its capabilities.
+fn negotiated(server: &str, service: &RunningService<RoleClient, Handler>, started: Instant) {
+    let took = started.elapsed();
+    match service.peer().peer_info() {
+        Some(info) => tracing::debug!(
+            server,
+            protocol_version = %info.protocol_version,
+            handshake = uses_handshake(&info.protocol_version),
+            server_name = info.server_info.as_ref().map(|i| i.name.as_str()),
+            server_version = info.server_info.as_ref().map(|i| i.version.as_str()),
+            capabilities = ?info.capabilities,
+            ?took,
+            "MCP session negotiated"
+        ),
+        None => tracing::debug!(server, ?took, "MCP session negotiated"),
     }
 }
 

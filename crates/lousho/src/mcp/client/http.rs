@@ -2,7 +2,7 @@
 //! server (rmcp's default disables pooling), no global timeout (it would cut
 //! long SSE streams), and our redirect policy: same-origin 307/308 only, so
 //! credentials and session ids never follow a redirect elsewhere and a POST
-//! never turns into a GET. The client is [`Watched`], so a connect can wait for
+//! never turns into a GET. The client is [`WatchedClient`], so a connect can wait for
 //! the session's standalone stream ([`standalone`]).
 
 mod pooled;
@@ -10,7 +10,7 @@ mod reply_check;
 mod standalone;
 
 pub(crate) use pooled::Pooled;
-use standalone::Watched;
+use standalone::WatchedClient;
 pub(crate) use standalone::{STANDALONE_WAIT, StandaloneStream};
 
 use super::config::HttpTransport;
@@ -20,7 +20,9 @@ use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 #[cfg(feature = "oauth")]
 use rmcp::transport::auth::AuthClient;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use std::collections::HashMap;
 use std::error::Error;
 use std::sync::{Arc, OnceLock};
@@ -75,21 +77,29 @@ pub(crate) fn shared_client() -> Result<reqwest::Client, SetupError> {
         .clone()
 }
 
-/// A transport for `config` (with a bound on the server's open requests:
-/// the excess is dropped, see [`PeerRequestLimit`]), the handle on its
-/// standalone stream, and its record of invalid replies.
-pub(crate) type Transport<C> = (
-    PeerRequestLimit<StreamableHttpClientTransport<Watched<C>>>,
-    StandaloneStream,
-    Replies,
-);
+/// A transport for rmcp and what the connection keeps of it.
+pub(crate) struct Dialed<C: StreamableHttpClient + Sync + 'static> {
+    /// The transport, with a bound on the server's open requests (the
+    /// excess is dropped, see [`PeerRequestLimit`]).
+    pub(crate) transport: PeerRequestLimit<StreamableHttpClientTransport<WatchedClient<C>>>,
+    /// What the connection keeps once rmcp runs the transport.
+    pub(crate) watch: HttpWatch,
+}
+
+/// What a connection keeps of its HTTP transport.
+pub(crate) struct HttpWatch {
+    /// The session's standalone stream.
+    pub(crate) standalone: StandaloneStream,
+    /// Invalid replies the transport turned into errors.
+    pub(crate) replies: Replies,
+}
 
 /// Builds the transport for `config`; the error names the bad header.
 /// `max_server_requests` bounds the server's open requests.
 pub(crate) fn transport(
     config: &HttpTransport,
     max_server_requests: usize,
-) -> Result<Transport<Pooled>, SetupError> {
+) -> Result<Dialed<Pooled>, SetupError> {
     watched(Pooled(shared_client()?), config, max_server_requests)
 }
 
@@ -100,7 +110,7 @@ pub(crate) fn auth_transport(
     config: &HttpTransport,
     client: AuthClient<Pooled>,
     max_server_requests: usize,
-) -> Result<Transport<AuthClient<Pooled>>, SetupError> {
+) -> Result<Dialed<AuthClient<Pooled>>, SetupError> {
     watched(client, config, max_server_requests)
 }
 
@@ -108,18 +118,20 @@ fn watched<C>(
     client: C,
     config: &HttpTransport,
     max_server_requests: usize,
-) -> Result<Transport<C>, SetupError>
+) -> Result<Dialed<C>, SetupError>
 where
-    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync + 'static,
+    C: StreamableHttpClient + Sync + 'static,
 {
     let replies = Replies::default();
-    let (client, standalone) = Watched::new(client, replies.clone());
+    let (client, standalone) = WatchedClient::new(client, replies.clone());
     let transport = StreamableHttpClientTransport::with_client(client, transport_config(config)?);
-    Ok((
-        PeerRequestLimit::new(transport, Overflow::Drop, max_server_requests),
-        standalone,
-        replies,
-    ))
+    Ok(Dialed {
+        transport: PeerRequestLimit::new(transport, Overflow::Drop, max_server_requests),
+        watch: HttpWatch {
+            standalone,
+            replies,
+        },
+    })
 }
 
 fn transport_config(

@@ -1,7 +1,10 @@
-//! One live connection to a server: the rmcp service (shared for calls), the
-//! child process when stdio, the tool-list refresh task, and diagnostics.
+//! One live connection to a server: the rmcp service (shared for calls),
+//! what its transport leaves to hold ([`Wire`]: the child process and its
+//! output when stdio, the standalone stream when HTTP), the tool-list
+//! refresh task, and diagnostics.
 
 use super::handler::Handler;
+use super::http::{HttpWatch, StandaloneStream};
 use super::process::StdioProcess;
 use super::replies::Replies;
 use super::stderr::StderrBuffer;
@@ -17,16 +20,41 @@ const SESSION_CLOSE_LIMIT: Duration = Duration::from_secs(2);
 /// How long a call waits for a tool-list refresh its server announced.
 const REFRESH_WAIT: Duration = Duration::from_secs(2);
 
+/// What a live connection holds of its transport.
+pub(crate) enum Wire {
+    /// A server we spawned.
+    Stdio {
+        /// The child's process group (taken by `shutdown`).
+        process: tokio::sync::Mutex<Option<StdioProcess>>,
+        /// Its captured stderr (when captured).
+        stderr: Option<StderrBuffer>,
+        /// What it wrote to stdout besides MCP.
+        noise: StdoutNoise,
+        /// Invalid replies the transport turned into errors.
+        replies: Replies,
+    },
+    /// A Streamable HTTP server.
+    Http(HttpWatch),
+}
+
+impl Wire {
+    /// A spawned server's wire.
+    pub(crate) fn stdio(process: StdioProcess, noise: StdoutNoise, replies: Replies) -> Self {
+        Self::Stdio {
+            stderr: process.stderr_buffer(),
+            process: tokio::sync::Mutex::new(Some(process)),
+            noise,
+            replies,
+        }
+    }
+}
+
 pub(crate) struct Live {
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: Peer<RoleClient>,
-    process: tokio::sync::Mutex<Option<StdioProcess>>,
+    wire: Wire,
     broken: Mutex<Option<String>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    pub(crate) stderr: Option<StderrBuffer>,
-    pub(crate) noise: Option<StdoutNoise>,
-    /// Invalid replies the transport turned into errors.
-    pub(crate) replies: Option<Replies>,
     pub(crate) handler: Handler,
     /// The count of list-changed notifications whose refresh is done.
     pub(crate) refreshed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -36,29 +64,47 @@ impl Live {
     pub(crate) fn new(
         service: RunningService<RoleClient, Handler>,
         handler: Handler,
-        process: Option<StdioProcess>,
-        noise: Option<StdoutNoise>,
+        wire: Wire,
     ) -> Self {
         let peer = service.peer().clone();
-        let stderr = process.as_ref().and_then(StdioProcess::stderr_buffer);
         Self {
             service: Mutex::new(Some(service)),
             peer,
-            process: tokio::sync::Mutex::new(process),
+            wire,
             broken: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
-            stderr,
-            noise,
-            replies: None,
             handler,
             refreshed: Arc::new(tokio::sync::watch::Sender::new(0)),
         }
     }
 
-    /// Sets the transport's record of invalid replies.
-    pub(crate) fn with_replies(mut self, replies: Replies) -> Self {
-        self.replies = Some(replies);
-        self
+    /// Invalid replies the transport turned into errors.
+    pub(crate) fn replies(&self) -> &Replies {
+        match &self.wire {
+            Wire::Stdio { replies, .. } | Wire::Http(HttpWatch { replies, .. }) => replies,
+        }
+    }
+
+    /// The session's standalone stream (HTTP).
+    pub(crate) fn standalone(&self) -> Option<&StandaloneStream> {
+        match &self.wire {
+            Wire::Http(watch) => Some(&watch.standalone),
+            Wire::Stdio { .. } => None,
+        }
+    }
+
+    fn noise(&self) -> Option<&StdoutNoise> {
+        match &self.wire {
+            Wire::Stdio { noise, .. } => Some(noise),
+            Wire::Http(_) => None,
+        }
+    }
+
+    fn stderr(&self) -> Option<&StderrBuffer> {
+        match &self.wire {
+            Wire::Stdio { stderr, .. } => stderr.as_ref(),
+            Wire::Http(_) => None,
+        }
     }
 
     /// The peer, for requests.
@@ -113,21 +159,21 @@ impl Live {
 
     /// The first non-MCP line the server wrote to stdout.
     pub(crate) fn stdout_noise(&self) -> Option<String> {
-        self.noise.as_ref().and_then(StdoutNoise::first_line)
+        self.noise().and_then(StdoutNoise::first_line)
     }
 
     /// The captured stderr's tail.
     pub(crate) fn stderr_tail(&self) -> Option<String> {
-        self.stderr.as_ref().and_then(StderrBuffer::tail)
+        self.stderr().and_then(StderrBuffer::tail)
     }
 
     /// Stderr tail and stdout noise, for error messages.
     pub(crate) fn diagnostics(&self) -> Option<String> {
         let mut parts = Vec::new();
-        if let Some(n) = self.noise.as_ref().and_then(StdoutNoise::note) {
+        if let Some(n) = self.noise().and_then(StdoutNoise::note) {
             parts.push(n);
         }
-        if let Some(t) = self.stderr.as_ref().and_then(StderrBuffer::tail) {
+        if let Some(t) = self.stderr().and_then(StderrBuffer::tail) {
             parts.push(format!("--- server stderr (tail) ---\n{t}"));
         }
         (!parts.is_empty()).then(|| parts.join("\n"))
@@ -164,7 +210,9 @@ impl Live {
                 tracing::debug!("closing the MCP session took too long; stopping the process");
             }
         }
-        if let Some(mut process) = self.process.lock().await.take() {
+        if let Wire::Stdio { process, .. } = &self.wire
+            && let Some(mut process) = process.lock().await.take()
+        {
             process.shutdown().await;
         }
     }

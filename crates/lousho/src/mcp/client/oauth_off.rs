@@ -7,11 +7,10 @@
 use super::config::{HttpTransport, McpServer, McpTransport};
 use super::handler::Handler;
 use super::http;
-use super::replies::Replies;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
 
 /// The outcome of a handshake attempt (as the plain HTTP path has it).
-pub(crate) type Served = Result<
+pub(crate) type Handshake = Result<
     Result<RunningService<RoleClient, Handler>, ClientInitializeError>,
     tokio::time::error::Elapsed,
 >;
@@ -48,7 +47,7 @@ pub(crate) async fn serve_oauth(
     _entry: &McpServer,
     _handler: &Handler,
     _lifecycle: ClientLifecycleMode,
-) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
+) -> Result<(Handshake, http::HttpWatch), LinkError> {
     Err(LinkError::MissingFeature)
 }
 

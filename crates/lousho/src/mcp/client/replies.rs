@@ -27,11 +27,11 @@ const KEEP_REASONS: usize = 256;
 /// The requests in flight on one connection and the invalid replies seen.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Replies {
-    inner: Arc<Mutex<State>>,
+    inner: Arc<Mutex<InFlight>>,
 }
 
 #[derive(Debug, Default)]
-struct State {
+struct InFlight {
     pending: HashSet<RequestId>,
     invalid: HashMap<RequestId, InvalidReply>,
 }
@@ -50,13 +50,13 @@ pub(crate) enum InvalidReply {
 /// `IgnoredAny` skips nested values iteratively and never evaluates numbers),
 /// so it works where the full message fails.
 #[derive(Deserialize)]
-struct Envelope {
+struct TopLevel {
     id: Option<RequestId>,
     method: Option<IgnoredAny>,
 }
 
 impl Replies {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, InFlight> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -137,7 +137,7 @@ impl Replies {
 /// The error rmcp is handed for a request that failed in the transport.
 const OVERSIZE: &str = "the server sent a message over the size limit, which was dropped";
 
-impl State {
+impl InFlight {
     fn keep(&mut self, id: &RequestId, why: InvalidReply) {
         if self.invalid.len() >= KEEP_REASONS {
             self.invalid.clear();
@@ -154,8 +154,8 @@ fn error_for(id: RequestId, message: String) -> ServerJsonRpcMessage {
 /// The id of a message that is a reply (an `id`, no `method`), read even
 /// when the message itself cannot be.
 pub(crate) fn reply_id(body: &[u8]) -> Option<RequestId> {
-    match serde_json::from_slice::<Envelope>(body) {
-        Ok(Envelope {
+    match serde_json::from_slice::<TopLevel>(body) {
+        Ok(TopLevel {
             id: Some(id),
             method: None,
         }) => Some(id),

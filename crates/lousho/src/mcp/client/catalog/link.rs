@@ -32,17 +32,35 @@ impl CatalogLink {
     /// stale one is left alone (debug log), an unsound one ignored with a
     /// warning.
     pub(crate) fn fresh(&self, server: &str) -> Option<(ToolManifest, Vec<rmcp::model::Tool>)> {
-        let manifest = self.store.load(&self.identity)?;
+        let Some(manifest) = self.store.load(&self.identity) else {
+            tracing::debug!(
+                server,
+                "catalog miss: no tool manifest recorded for this server; connecting"
+            );
+            return None;
+        };
         if manifest.identity != self.identity {
+            tracing::debug!(
+                server,
+                "catalog miss: the recorded manifest is of another server identity; connecting"
+            );
             return None;
         }
         let age = manifest.age();
         if age > self.max_age {
-            tracing::debug!(server, ?age, "the tool manifest is too old; connecting");
+            tracing::debug!(server, ?age, max_age = ?self.max_age, "catalog miss: the tool manifest is too old; connecting");
             return None;
         }
         match manifest.checked_tools() {
-            Ok(tools) => Some((manifest, tools)),
+            Ok(tools) => {
+                tracing::debug!(
+                    server,
+                    ?age,
+                    tools = tools.len(),
+                    "catalog hit: the server's tools come from its manifest; it connects on its first call"
+                );
+                Some((manifest, tools))
+            }
             Err(reason) => {
                 tracing::warn!(
                     target: LOG_TARGET,

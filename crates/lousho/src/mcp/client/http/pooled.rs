@@ -7,7 +7,7 @@
 //!   status, with `Retry-After`), read by [`status_of`](super::status_of);
 //! - a JSON reply to a request that does not parse is a
 //!   [`StreamableHttpError::Deserialize`] whose words say what is wrong
-//!   ([`replies::reason`]), which [`Watched`](super::Watched) turns into an
+//!   ([`replies::reason`]), which [`WatchedClient`](super::WatchedClient) turns into an
 //!   error for that request, as for SSE and stdio replies.
 //!
 //! What rmcp's worker acts on stays as rmcp's client makes it: a 401/403
@@ -289,7 +289,7 @@ fn bounded_sse(
     sse_stream::SseStream::from_bytes_stream(limited).boxed()
 }
 
-type SseResult = Result<BoxedSseResponse, HttpError>;
+type SseReply = Result<BoxedSseResponse, HttpError>;
 
 impl StreamableHttpClient for Pooled {
     type Error = reqwest::Error;
@@ -354,7 +354,7 @@ impl StreamableHttpClient for Pooled {
         last_event_id: Option<String>,
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> SseResult {
+    ) -> SseReply {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_token, custom_headers)
             .await
@@ -368,7 +368,7 @@ impl StreamableHttpClient for Pooled {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> SseResult {
+    ) -> SseReply {
         self.0
             .get_stream_with_max_sse_event_size(
                 uri,

@@ -10,7 +10,7 @@
 //! short wait has passed: the first tool call can then not lose the server's
 //! questions.
 //!
-//! [`Watched`] wraps the HTTP client rmcp drives and reports on a
+//! [`WatchedClient`] wraps the HTTP client rmcp drives and reports on a
 //! [`StandaloneStream`] handle; every call is passed on, with the replies it
 //! brings checked ([`reply_check`](super::reply_check)).
 
@@ -35,7 +35,7 @@ pub(crate) const STANDALONE_WAIT: Duration = Duration::from_secs(2);
 
 /// Where the session's standalone stream is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
+enum StreamState {
     /// No session yet (or a stateless server: no GET will be made).
     NoSession,
     /// `initialize` returned a session id: rmcp is about to open the GET.
@@ -47,7 +47,7 @@ enum State {
 /// A handle that tells when the standalone stream of a connection is settled.
 #[derive(Clone, Debug)]
 pub(crate) struct StandaloneStream {
-    state: watch::Receiver<State>,
+    state: watch::Receiver<StreamState>,
 }
 
 impl StandaloneStream {
@@ -56,24 +56,24 @@ impl StandaloneStream {
     /// expected).
     pub(crate) async fn settled(&self, limit: Duration) -> bool {
         let mut state = self.state.clone();
-        let wait = state.wait_for(|s| *s != State::Expected);
+        let wait = state.wait_for(|s| *s != StreamState::Expected);
         matches!(tokio::time::timeout(limit, wait).await, Ok(Ok(_)))
     }
 }
 
 /// An HTTP client for rmcp's transport that reports on the standalone stream.
 #[derive(Clone)]
-pub(crate) struct Watched<C> {
+pub(crate) struct WatchedClient<C> {
     inner: C,
-    state: Arc<watch::Sender<State>>,
+    state: Arc<watch::Sender<StreamState>>,
     replies: Replies,
 }
 
-impl<C> Watched<C> {
+impl<C> WatchedClient<C> {
     /// Wraps `inner`; the handle reports on the stream this client opens;
     /// replies are checked against `replies`.
     pub(crate) fn new(inner: C, replies: Replies) -> (Self, StandaloneStream) {
-        let (tx, rx) = watch::channel(State::NoSession);
+        let (tx, rx) = watch::channel(StreamState::NoSession);
         let client = Self {
             inner,
             state: Arc::new(tx),
@@ -108,7 +108,7 @@ impl<C> Watched<C> {
         }
     }
 
-    fn set(&self, state: State) {
+    fn set(&self, state: StreamState) {
         self.state.send_replace(state);
     }
 }
@@ -133,7 +133,7 @@ fn has_session(response: &StreamableHttpPostResponse) -> bool {
 
 type SseResult<E> = Result<BoxedSseResponse, StreamableHttpError<E>>;
 
-impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for WatchedClient<C> {
     type Error = C::Error;
 
     async fn post_message(
@@ -270,16 +270,16 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
     }
 }
 
-impl<C> Watched<C> {
+impl<C> WatchedClient<C> {
     fn after_post(&self, initialize: bool, response: Option<&StreamableHttpPostResponse>) {
         if initialize && response.is_some_and(has_session) {
-            self.set(State::Expected);
+            self.set(StreamState::Expected);
         }
     }
 
     fn after_get(&self, standalone: bool) {
         if standalone {
-            self.set(State::Answered);
+            self.set(StreamState::Answered);
         }
     }
 }

@@ -6,13 +6,12 @@ use super::link::{LinkError, OAuthLink, challenge_of};
 use crate::mcp::client::config::{HttpTransport, McpServer};
 use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
-use crate::mcp::client::replies::Replies;
 use rmcp::ClientServiceExt;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService};
 use std::time::Duration;
 
 /// The outcome of a handshake attempt (as the plain HTTP path has it).
-pub(crate) type Served = Result<
+pub(crate) type Handshake = Result<
     Result<RunningService<RoleClient, Handler>, ClientInitializeError>,
     tokio::time::error::Elapsed,
 >;
@@ -25,12 +24,12 @@ pub(crate) async fn serve_oauth(
     entry: &McpServer,
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
-) -> Result<(Served, http::StandaloneStream, Replies), LinkError> {
+) -> Result<(Handshake, http::HttpWatch), LinkError> {
     let timeout = entry.startup_timeout;
     link.reset_attempts();
     loop {
         let client = link.client().await?;
-        let (transport, standalone, replies) =
+        let http::Dialed { transport, watch } =
             http::auth_transport(config, client, entry.max_server_requests)
                 .map_err(LinkError::Setup)?;
         let served = tokio::time::timeout(
@@ -57,7 +56,7 @@ pub(crate) async fn serve_oauth(
             Err(_) => None,
         };
         let Some(challenge) = challenge else {
-            return Ok((served, standalone, replies));
+            return Ok((served, watch));
         };
         if let Ok(Ok(service)) = served {
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;

@@ -165,11 +165,7 @@ pub(crate) fn stream_request<D: StreamDecoder>(
     stream(transport.clone(), prepared, decoder, classify)
 }
 
-/// Builds a provider's `tools` array from the request's definitions, their
-/// normalised schemas (in order) and whether the last tool carries the
-/// provider's prompt-cache breakpoint.
-pub(crate) type ToolList<'a> =
-    &'a dyn Fn(&[crate::model::ToolDefinition], Vec<serde_json::Value>, bool) -> serde_json::Value;
+pub(crate) use super::schema::ToolList;
 
 /// `body` as JSON, the serialised tool list written in place of its
 /// `"tools"` placeholder (see [`stream_request`]).

@@ -432,6 +432,11 @@ pub(crate) struct SchemaCache {
     serialized: Mutex<Option<SerializedTools>>,
 }
 
+/// Builds a provider's `tools` array from the request's definitions, their
+/// normalised schemas (in order) and whether the last tool carries the
+/// provider's prompt-cache breakpoint.
+pub(crate) type ToolList<'a> = &'a dyn Fn(&[ToolDefinition], Vec<Value>, bool) -> Value;
+
 /// A tool list as sent, the definitions it was built from, and whether it
 /// ends with the provider's cache breakpoint.
 type SerializedTools = (Arc<[ToolDefinition]>, bool, Arc<str>);
@@ -459,7 +464,7 @@ impl SchemaCache {
         provider: &str,
         tools: &Arc<[ToolDefinition]>,
         cache_breakpoint: bool,
-        render: crate::model::provider::http::ToolList<'_>,
+        render: ToolList<'_>,
     ) -> Result<Option<Arc<str>>, crate::model::ModelError> {
         if tools.is_empty() {
             return Ok(None);

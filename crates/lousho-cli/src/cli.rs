@@ -316,6 +316,21 @@ pub struct McpArgs {
     /// Answer 408 to a request whose body takes longer [default: 30000, or serve.bodyTimeoutMs].
     #[arg(long, value_name = "MS", requires = "http")]
     pub body_timeout_ms: Option<u64>,
+    /// Answer 408 to a request body slower than this many bytes a second
+    /// after its first 5 s; 0: no minimum [default: 240, or serve.minBodyRate].
+    #[arg(long, value_name = "BYTES", requires = "http")]
+    pub min_body_rate: Option<u64>,
+    /// The most tool calls in flight; past it a call waits up to 2 s, then
+    /// gets 503 with Retry-After [default: 1024, or serve.maxCalls].
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_calls: Option<usize>,
+    /// The most agent runs in flight, shed likewise [default: 128, or serve.maxAgentRuns].
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_agent_runs: Option<usize>,
+    /// The share of each call limit one client (IP address) may hold, in
+    /// percent; 100 behind a reverse proxy [default: 50, or serve.clientSharePercent].
+    #[arg(long, value_name = "PERCENT", requires = "http", value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub client_share_percent: Option<u8>,
     /// Use this model instead of the spec's.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,

@@ -31,6 +31,18 @@ fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions 
     if let Some(n) = serve.max_body_bytes {
         http = http.max_body_bytes(n);
     }
+    if let Some(n) = args.min_body_rate.or(serve.min_body_rate) {
+        http = http.min_body_rate(n);
+    }
+    if let Some(n) = args.max_calls.or(serve.max_calls) {
+        http = http.max_calls(n);
+    }
+    if let Some(n) = args.max_agent_runs.or(serve.max_agent_runs) {
+        http = http.max_agent_runs(n);
+    }
+    if let Some(n) = args.client_share_percent.or(serve.client_share_percent) {
+        http = http.client_share_percent(n);
+    }
     http.stateful(serve.stateful)
 }
 

@@ -182,6 +182,16 @@ pub struct ServeSpec {
     pub header_timeout: Option<std::time::Duration>,
     /// HTTP: the deadline for a request's body (`serve.bodyTimeoutMs`).
     pub body_timeout: Option<std::time::Duration>,
+    /// HTTP: the minimum request body rate, bytes a second
+    /// (`serve.minBodyRate`).
+    pub min_body_rate: Option<u64>,
+    /// HTTP: the most calls in flight (`serve.maxCalls`).
+    pub max_calls: Option<usize>,
+    /// HTTP: the most agent runs in flight (`serve.maxAgentRuns`).
+    pub max_agent_runs: Option<usize>,
+    /// HTTP: one client's share of each call limit, in percent
+    /// (`serve.clientSharePercent`).
+    pub client_share_percent: Option<u8>,
     /// HTTP: the largest request body accepted (`serve.maxBodyBytes`).
     pub max_body_bytes: Option<usize>,
     /// HTTP: a session per client, so the server can ask it things
@@ -208,6 +218,10 @@ impl fmt::Debug for ServeSpec {
             .field("max_connections", &self.max_connections)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
+            .field("min_body_rate", &self.min_body_rate)
+            .field("max_calls", &self.max_calls)
+            .field("max_agent_runs", &self.max_agent_runs)
+            .field("client_share_percent", &self.client_share_percent)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("stateful", &self.stateful)
             .field("max_line_bytes", &self.max_line_bytes)
@@ -538,6 +552,10 @@ impl SpecLoader {
                 max_connections: s.max_connections,
                 header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),
                 body_timeout: s.body_timeout_ms.map(std::time::Duration::from_millis),
+                min_body_rate: s.min_body_rate,
+                max_calls: s.max_calls,
+                max_agent_runs: s.max_agent_runs,
+                client_share_percent: s.client_share_percent,
                 max_body_bytes: s.max_body_bytes,
                 stateful: s.stateful,
                 max_line_bytes: s.max_line_bytes,

@@ -269,6 +269,17 @@ pub(crate) struct ServeFile {
     pub header_timeout_ms: Option<u64>,
     /// HTTP: the deadline for a request's body (default 30000).
     pub body_timeout_ms: Option<u64>,
+    /// HTTP: after a request body's first 5 s, the average rate it must
+    /// arrive at, in bytes a second (default 240; 0: none), else `408`.
+    pub min_body_rate: Option<u64>,
+    /// HTTP: the most `tools/call` requests in flight (default 1024); past
+    /// it a call waits up to 2 s, then gets `503` with `Retry-After`.
+    pub max_calls: Option<usize>,
+    /// HTTP: the most agent runs in flight (default 128), shed likewise.
+    pub max_agent_runs: Option<usize>,
+    /// HTTP: the share of `maxCalls` and `maxAgentRuns` one client (IP
+    /// address) may hold, in percent (default 50; 100 behind a proxy).
+    pub client_share_percent: Option<u8>,
     /// HTTP: the largest request body accepted, in bytes (default 4 MiB).
     pub max_body_bytes: Option<usize>,
     /// HTTP: keep a session per client (`Mcp-Session-Id`) so the server can

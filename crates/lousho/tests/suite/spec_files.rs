@@ -270,3 +270,21 @@ fn model_options_turn_prompt_caching_off() {
     let off = load("model: test\nmodelOptions: { promptCache: false }\n");
     assert_eq!(off.model_settings.prompt_cache, PromptCache::Off);
 }
+
+#[test]
+fn the_serve_section_sets_the_http_load_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &spec_path,
+        "model: test\nserve:\n  maxConnections: 900\n  minBodyRate: 0\n  maxCalls: 64\n  maxAgentRuns: 8\n  clientSharePercent: 100\n",
+    )
+    .unwrap();
+    let spec = SpecLoader::new().without_env().load(&spec_path).unwrap();
+    let s = &spec.serve;
+    assert_eq!(s.max_connections, Some(900));
+    assert_eq!(s.min_body_rate, Some(0));
+    assert_eq!(s.max_calls, Some(64));
+    assert_eq!(s.max_agent_runs, Some(8));
+    assert_eq!(s.client_share_percent, Some(100));
+}

@@ -18,8 +18,8 @@
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, SubscriptionFilter, Tool,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
@@ -34,6 +34,8 @@ pub struct Fixture {
     tools: Arc<RwLock<BTreeMap<String, Tool>>>,
     changed: broadcast::Sender<()>,
     tools_file: Option<std::path::PathBuf>,
+    /// Speaks only 2026-07-28 (refuses `initialize`); `FIXTURE_ONLY_2026=1`.
+    only_2026: bool,
 }
 
 impl Default for Fixture {
@@ -108,7 +110,15 @@ impl Fixture {
             tools: Arc::new(RwLock::new(tools)),
             changed: broadcast::channel(16).0,
             tools_file: std::env::var_os("FIXTURE_TOOLS_FILE").map(Into::into),
+            only_2026: std::env::var("FIXTURE_ONLY_2026").is_ok_and(|v| v == "1"),
         }
+    }
+
+    /// The same fixture speaking only protocol 2026-07-28: it refuses the
+    /// `initialize` handshake, so clients use per-request metadata.
+    pub fn only_2026_07_28(mut self) -> Self {
+        self.only_2026 = true;
+        self
     }
 
     /// A fixture whose tools are the definitions in `path` (a JSON array),
@@ -142,6 +152,14 @@ impl ServerHandler for Fixture {
                 .build(),
         )
         .with_server_info(Implementation::new("lousho-fixture", "1.0.0"))
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.only_2026 {
+            std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
     }
 
     async fn list_tools(

@@ -15,6 +15,7 @@ mod mcp_logging;
 mod mcp_oauth;
 mod mcp_oauth_enterprise;
 mod mcp_oauth_machine;
+mod mcp_one_path;
 mod mcp_own_tool_names;
 mod mcp_pins;
 mod mcp_processes;

@@ -182,6 +182,55 @@ pub(crate) fn reason(body: &[u8], error: &serde_json::Error) -> String {
     }
 }
 
+/// Says at trace level that `message` went to the server over `transport`
+/// (the method, and the id of a request): every message passes one of
+/// lousho's extension points of rmcp, and says so here.
+pub(crate) fn trace_sent(transport: &'static str, message: &rmcp::model::ClientJsonRpcMessage) {
+    use rmcp::model::ClientJsonRpcMessage as M;
+    if !tracing::enabled!(tracing::Level::TRACE) {
+        return;
+    }
+    match message {
+        M::Request(r) => {
+            tracing::trace!(transport, method = %r.request.method(), id = %r.id, "sent an MCP request")
+        }
+        M::Notification(n) => {
+            tracing::trace!(transport, method = %method_of(n), "sent an MCP notification")
+        }
+        M::Response(r) => tracing::trace!(transport, id = %r.id, "sent an MCP response"),
+        M::Error(e) => tracing::trace!(transport, id = ?e.id, "sent an MCP error"),
+    }
+}
+
+/// The `method` member of a message (for trace lines only: it serialises).
+fn method_of(message: &impl serde::Serialize) -> String {
+    serde_json::to_value(message)
+        .ok()
+        .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Says at trace level that `message` came from the server over `transport`.
+pub(crate) fn trace_received(transport: &'static str, message: &ServerJsonRpcMessage) {
+    if !tracing::enabled!(tracing::Level::TRACE) {
+        return;
+    }
+    match message {
+        ServerJsonRpcMessage::Request(r) => {
+            tracing::trace!(transport, method = %method_of(r), id = %r.id, "received an MCP request")
+        }
+        ServerJsonRpcMessage::Notification(n) => {
+            tracing::trace!(transport, method = %method_of(n), "received an MCP notification")
+        }
+        ServerJsonRpcMessage::Response(r) => {
+            tracing::trace!(transport, id = %r.id, "received an MCP response")
+        }
+        ServerJsonRpcMessage::Error(e) => {
+            tracing::trace!(transport, id = ?e.id, "received an MCP error")
+        }
+    }
+}
+
 /// Whether a message is a request we expect a reply to.
 pub(crate) fn request_id(message: &rmcp::model::ClientJsonRpcMessage) -> Option<&RequestId> {
     match message {

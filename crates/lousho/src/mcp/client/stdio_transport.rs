@@ -11,7 +11,7 @@
 //! Writes go through one writer task ([`BatchWriter`]). `close` ends a write
 //! the server does not read: it never waits on a full pipe.
 
-use super::replies::{Replies, request_id};
+use super::replies::{Replies, request_id, trace_received, trace_sent};
 use super::stdout_watch::StdoutNoise;
 use crate::mcp::batch_writer::BatchWriter;
 use crate::mcp::line_reader::{LineReader, ReadLine};
@@ -98,6 +98,7 @@ where
         if let Some(id) = request_id(&item) {
             self.replies.sent(id);
         }
+        trace_sent("stdio", &item);
         let queued = self.out.queue_message(&item).map_err(|e| match e.kind() {
             io::ErrorKind::BrokenPipe => {
                 io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")
@@ -130,7 +131,8 @@ where
             }
             let parsed = self.reader.line().and_then(|line| self.parse(line));
             self.reader.clear();
-            if parsed.is_some() {
+            if let Some(message) = &parsed {
+                trace_received("stdio", message);
                 return parsed;
             }
         }

@@ -5,7 +5,7 @@
 //! ([`Replies::invalid`]). (A JSON response body that does not parse already
 //! fails its POST, and so the call, at once.)
 
-use crate::mcp::client::replies::{Replies, request_id};
+use crate::mcp::client::replies::{Replies, request_id, trace_received};
 use futures::StreamExt;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
@@ -32,6 +32,7 @@ pub(super) fn after_post(
 ) -> StreamableHttpPostResponse {
     match response {
         StreamableHttpPostResponse::Json(message, session) => {
+            trace_received("http", &message);
             replies.received(&message);
             StreamableHttpPostResponse::Json(message, session)
         }
@@ -53,7 +54,10 @@ pub(super) fn checked(stream: BoxedSseResponse, replies: Replies) -> BoxedSseRes
                     && !data.trim().is_empty()
                 {
                     match serde_json::from_str::<ServerJsonRpcMessage>(data) {
-                        Ok(message) => replies.received(&message),
+                        Ok(message) => {
+                            trace_received("http", &message);
+                            replies.received(&message);
+                        }
                         Err(e) => {
                             if let Some(error) = replies.invalid(data.as_bytes(), &e)
                                 && let Ok(text) = serde_json::to_string(&error)

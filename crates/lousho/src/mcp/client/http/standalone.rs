@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::reply_check;
-use crate::mcp::client::replies::{Replies, request_id};
+use crate::mcp::client::replies::{Replies, request_id, trace_sent};
 
 /// The most a connect waits for the standalone stream after the tool list is
 /// in. A server that holds the GET's headers back is still usable after it.
@@ -149,6 +149,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for WatchedClient<C> {
             .then(|| request_id(&message).cloned())
             .flatten();
         reply_check::before_post(&self.replies, &message);
+        trace_sent("http", &message);
         let response = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
@@ -171,6 +172,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for WatchedClient<C> {
             .then(|| request_id(&message).cloned())
             .flatten();
         reply_check::before_post(&self.replies, &message);
+        trace_sent("http", &message);
         let response = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -200,6 +202,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for WatchedClient<C> {
             .then(|| request_id(&message).cloned())
             .flatten();
         reply_check::before_post(&self.replies, &message);
+        trace_sent("http", &message);
         let response = self
             .inner
             .post_message_with_response_limits(

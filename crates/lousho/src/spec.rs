@@ -65,6 +65,7 @@ mod locate;
 mod mcp_servers;
 mod nesting;
 mod read;
+mod resolve;
 mod suggest;
 mod telemetry;
 
@@ -78,9 +79,9 @@ use crate::builtin::{BUILTIN_NAMES, Workspace, builtin_tools};
 use crate::interpolate::{VariableError, first_reference, interpolate};
 #[cfg(feature = "mcp-client")]
 use crate::mcp::{ConnectOptions, McpServers};
-use crate::model::{ModelRef, ModelSettings, PromptCache};
-use crate::policy::{PermissionRule, Permissions};
-use file::{AuthFile, RuleDecisionFile, SpecFile};
+use crate::model::{ModelRef, ModelSettings};
+use crate::policy::Permissions;
+use file::SpecFile;
 use locate::{line_of_key, line_of_offset};
 use nesting::{MAX_FLOW_NESTING, too_deep};
 use read::{ReadError, read_bounded};
@@ -420,6 +421,9 @@ impl SpecLoader {
         })
     }
 
+    /// The checked, resolved spec of a parsed `file`: its model settings,
+    /// tools, limits, MCP servers, permissions, serving options and agents
+    /// (each step in [`resolve`]), checked in that order.
     fn resolve(
         &self,
         mut file: SpecFile,
@@ -427,141 +431,19 @@ impl SpecLoader {
         text: &str,
         scope: &agents::Scope,
     ) -> Result<AgentSpec, SpecError> {
-        // Absolute, so what is resolved from it (a stdio server's `cwd`, its
-        // command) names the same place whatever folder lousho runs in, and
-        // two projects' `cwd: .` are two servers, not one (their identities
-        // key the catalog and pins).
-        let dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or_else(|| PathBuf::from("."));
-        let dir = std::path::absolute(&dir).unwrap_or(dir);
-        let at_key = |kind, key: &str| {
-            SpecError::new(path, kind)
-                .at(line_of_key(text, key), None)
-                .key(key.to_owned())
-        };
-        let model_options = file.model_options.unwrap_or_default();
-        if let Some(model) = &file.model {
-            check_model(model).map_err(|kind| at_key(kind, "model"))?;
-        }
-        if let Some(url) = &model_options.base_url {
-            let model = file.model.as_deref().unwrap_or("openai/x");
-            check_base_url(model, url).map_err(|kind| at_key(kind, "modelOptions.baseUrl"))?;
-        }
-        if let Some(t) = model_options.temperature
-            && !(0.0..=2.0).contains(&t)
-        {
-            return Err(at_key(
-                SpecErrorKind::Invalid(format!("{t} is out of range; use 0 to 2")),
-                "modelOptions.temperature",
-            ));
-        }
-        if model_options.max_output_tokens == Some(0) {
-            return Err(at_key(
-                SpecErrorKind::Invalid("must be at least 1".into()),
-                "modelOptions.maxOutputTokens",
-            ));
-        }
-        let mut model_settings = ModelSettings::default();
-        if let Some(t) = model_options.temperature {
-            model_settings = model_settings.temperature(t);
-        }
-        if let Some(n) = model_options.max_output_tokens {
-            model_settings = model_settings.max_tokens(n);
-        }
-        if model_options.prompt_cache == Some(false) {
-            model_settings = model_settings.prompt_cache(PromptCache::Off);
-        }
+        let at = resolve::At { path, text };
+        let dir = resolve::spec_dir(path);
+        let model_options = file.model_options.take().unwrap_or_default();
+        let model_settings = resolve::model_settings(file.model.as_deref(), &model_options, &at)?;
         let agent_entries = file.agents.take().unwrap_or_default();
         let agent_names = scope.names(path, &agent_entries)?;
-        let (agent_tools, builtin): (Vec<String>, Vec<String>) = file
-            .tools
-            .iter()
-            .cloned()
-            .partition(|t| agent_names.contains(t));
-        for (i, name) in file.tools.iter().enumerate() {
-            if agent_names.contains(name) {
-                continue;
-            }
-            if cfg!(not(feature = "builtin")) {
-                return Err(at_key(
-                    SpecErrorKind::MissingFeature {
-                        feature: "builtin",
-                        needed_for: "built-in tools",
-                    },
-                    &format!("tools[{i}]"),
-                )
-                .at(line_of_key(text, "tools"), None));
-            }
-            if !BUILTIN_NAMES.contains(&name.as_str()) {
-                let suggestion = suggest::did_you_mean(name, BUILTIN_NAMES).map(str::to_owned);
-                return Err(at_key(
-                    SpecErrorKind::UnknownTool {
-                        name: name.clone(),
-                        suggestion,
-                    },
-                    &format!("tools[{i}]"),
-                )
-                .at(line_of_key(text, "tools"), None));
-            }
-        }
-        if file.max_turns == Some(0) {
-            return Err(at_key(
-                SpecErrorKind::Invalid("must be at least 1".into()),
-                "maxTurns",
-            ));
-        }
-        if file.context_budget == Some(0) {
-            return Err(at_key(
-                SpecErrorKind::Invalid(
-                    "must be at least 1 (tokens); leave it out for no limit".into(),
-                ),
-                "contextBudget",
-            ));
-        }
+        let (agent_tools, builtin) = resolve::split_tools(&file.tools, &agent_names, &at)?;
+        resolve::check_limits(&file, &at)?;
         #[cfg(feature = "mcp-client")]
         let mcp_servers = self.mcp_servers(file.mcp_servers, &dir, path, text)?;
         #[cfg(not(feature = "mcp-client"))]
         self.no_mcp_servers(file.mcp_servers, path, text)?;
-        let mut permissions = Permissions::new();
-        for rule in file.permissions.map(|p| p.rules).unwrap_or_default() {
-            permissions = permissions.rule(match rule.decision {
-                RuleDecisionFile::Allow => PermissionRule::allow(rule.tool),
-                RuleDecisionFile::Ask => PermissionRule::ask(rule.tool),
-                RuleDecisionFile::Deny => PermissionRule::deny(rule.tool),
-            });
-        }
-        if let Err(e) = permissions.compile() {
-            return Err(at_key(SpecErrorKind::Invalid(e.to_string()), "permissions"));
-        }
-        let serve = match file.serve {
-            None => ServeSpec::default(),
-            Some(s) => ServeSpec {
-                tools: s.tools,
-                bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
-                approvals: match (s.approvals, s.allow_approval_tools) {
-                    (Some(file::ApprovalsFile::Deny), _) => Approvals::Deny,
-                    (Some(file::ApprovalsFile::Elicit), _) => Approvals::Elicit,
-                    (Some(file::ApprovalsFile::Allow), _) | (None, Some(true)) => Approvals::Allow,
-                    (None, _) => Approvals::Deny,
-                },
-                approval_timeout: s.approval_timeout_ms.map(std::time::Duration::from_millis),
-                allowed_hosts: s.allowed_hosts,
-                max_connections: s.max_connections,
-                header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),
-                body_timeout: s.body_timeout_ms.map(std::time::Duration::from_millis),
-                min_body_rate: s.min_body_rate,
-                max_calls: s.max_calls,
-                max_agent_runs: s.max_agent_runs,
-                client_share_percent: s.client_share_percent,
-                max_body_bytes: s.max_body_bytes,
-                stateful: s.stateful,
-                max_line_bytes: s.max_line_bytes,
-                sessions: s.sessions,
-            },
-        };
+        let permissions = resolve::permissions(file.permissions.take(), &at)?;
         let mut spec = AgentSpec {
             path: path.to_path_buf(),
             name: file.name,
@@ -588,7 +470,7 @@ impl SpecLoader {
                 path,
             )?,
             permissions,
-            serve,
+            serve: file.serve.map(resolve::serve_spec).unwrap_or_default(),
             telemetry: file.telemetry.map(TelemetrySpec::from).unwrap_or_default(),
         };
         spec.agents = self.resolve_agents(agent_entries, &agent_names, &dir, path, text)?;

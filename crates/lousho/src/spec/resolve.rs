@@ -1,0 +1,189 @@
+//! The steps from a parsed spec file to an [`AgentSpec`](super::AgentSpec)
+//! (`Reader::resolve` runs them in order): the file's directory, its model
+//! settings, its tools split into agents and built-ins, its limits, its
+//! permission rules and its serving options. Each check fails with the key
+//! and line it is about.
+
+use super::file::{self, AuthFile, ModelOptionsFile, PermissionsFile, RuleDecisionFile};
+use super::file::{ServeFile, SpecFile};
+use super::locate::line_of_key;
+use super::{
+    Approvals, BUILTIN_NAMES, ServeSpec, SpecError, SpecErrorKind, check_base_url, check_model,
+    suggest,
+};
+use crate::model::{ModelSettings, PromptCache};
+use crate::policy::{PermissionRule, Permissions};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Where an error in the file is: the file and its text (for line numbers).
+pub(super) struct At<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+}
+
+impl At<'_> {
+    /// `kind` at `key` (and the key's line).
+    pub(super) fn key(&self, kind: SpecErrorKind, key: &str) -> SpecError {
+        SpecError::new(self.path, kind)
+            .at(line_of_key(self.text, key), None)
+            .key(key.to_owned())
+    }
+}
+
+/// The spec file's directory, absolute, so what is resolved from it (a
+/// stdio server's `cwd`, its command) names the same place whatever folder
+/// lousho runs in, and two projects' `cwd: .` are two servers, not one
+/// (their identities key the catalog and pins).
+pub(super) fn spec_dir(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    std::path::absolute(&dir).unwrap_or(dir)
+}
+
+/// `model` and `modelOptions`, checked, as the agent's model settings.
+pub(super) fn model_settings(
+    model: Option<&str>,
+    options: &ModelOptionsFile,
+    at: &At<'_>,
+) -> Result<ModelSettings, SpecError> {
+    if let Some(model) = model {
+        check_model(model).map_err(|kind| at.key(kind, "model"))?;
+    }
+    if let Some(url) = &options.base_url {
+        let model = model.unwrap_or("openai/x");
+        check_base_url(model, url).map_err(|kind| at.key(kind, "modelOptions.baseUrl"))?;
+    }
+    if let Some(t) = options.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        return Err(at.key(
+            SpecErrorKind::Invalid(format!("{t} is out of range; use 0 to 2")),
+            "modelOptions.temperature",
+        ));
+    }
+    if options.max_output_tokens == Some(0) {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be at least 1".into()),
+            "modelOptions.maxOutputTokens",
+        ));
+    }
+    let mut settings = ModelSettings::default();
+    if let Some(t) = options.temperature {
+        settings = settings.temperature(t);
+    }
+    if let Some(n) = options.max_output_tokens {
+        settings = settings.max_tokens(n);
+    }
+    if options.prompt_cache == Some(false) {
+        settings = settings.prompt_cache(PromptCache::Off);
+    }
+    Ok(settings)
+}
+
+/// `tools` split into the file's agents (by name) and built-in tools, each
+/// built-in checked: it exists, and this build has the `builtin` feature.
+pub(super) fn split_tools(
+    tools: &[String],
+    agent_names: &BTreeSet<String>,
+    at: &At<'_>,
+) -> Result<(Vec<String>, Vec<String>), SpecError> {
+    let (agent_tools, builtin): (Vec<String>, Vec<String>) =
+        tools.iter().cloned().partition(|t| agent_names.contains(t));
+    for (i, name) in tools.iter().enumerate() {
+        if agent_names.contains(name) {
+            continue;
+        }
+        let tools_line = line_of_key(at.text, "tools");
+        if cfg!(not(feature = "builtin")) {
+            return Err(at
+                .key(
+                    SpecErrorKind::MissingFeature {
+                        feature: "builtin",
+                        needed_for: "built-in tools",
+                    },
+                    &format!("tools[{i}]"),
+                )
+                .at(tools_line, None));
+        }
+        if !BUILTIN_NAMES.contains(&name.as_str()) {
+            let suggestion = suggest::did_you_mean(name, BUILTIN_NAMES).map(str::to_owned);
+            return Err(at
+                .key(
+                    SpecErrorKind::UnknownTool {
+                        name: name.clone(),
+                        suggestion,
+                    },
+                    &format!("tools[{i}]"),
+                )
+                .at(tools_line, None));
+        }
+    }
+    Ok((agent_tools, builtin))
+}
+
+/// `maxTurns` and `contextBudget`, when set, are at least 1.
+pub(super) fn check_limits(file: &SpecFile, at: &At<'_>) -> Result<(), SpecError> {
+    if file.max_turns == Some(0) {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be at least 1".into()),
+            "maxTurns",
+        ));
+    }
+    if file.context_budget == Some(0) {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be at least 1 (tokens); leave it out for no limit".into()),
+            "contextBudget",
+        ));
+    }
+    Ok(())
+}
+
+/// The `permissions` rules, checked (their globs compile).
+pub(super) fn permissions(
+    file: Option<PermissionsFile>,
+    at: &At<'_>,
+) -> Result<Permissions, SpecError> {
+    let mut permissions = Permissions::new();
+    for rule in file.map(|p| p.rules).unwrap_or_default() {
+        permissions = permissions.rule(match rule.decision {
+            RuleDecisionFile::Allow => PermissionRule::allow(rule.tool),
+            RuleDecisionFile::Ask => PermissionRule::ask(rule.tool),
+            RuleDecisionFile::Deny => PermissionRule::deny(rule.tool),
+        });
+    }
+    match permissions.compile() {
+        Ok(_) => Ok(permissions),
+        Err(e) => Err(at.key(SpecErrorKind::Invalid(e.to_string()), "permissions")),
+    }
+}
+
+/// The `serve` section as serving options.
+pub(super) fn serve_spec(s: ServeFile) -> ServeSpec {
+    ServeSpec {
+        tools: s.tools,
+        bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
+        approvals: match (s.approvals, s.allow_approval_tools) {
+            (Some(file::ApprovalsFile::Deny), _) => Approvals::Deny,
+            (Some(file::ApprovalsFile::Elicit), _) => Approvals::Elicit,
+            (Some(file::ApprovalsFile::Allow), _) | (None, Some(true)) => Approvals::Allow,
+            (None, _) => Approvals::Deny,
+        },
+        approval_timeout: s.approval_timeout_ms.map(std::time::Duration::from_millis),
+        allowed_hosts: s.allowed_hosts,
+        max_connections: s.max_connections,
+        header_timeout: s.header_timeout_ms.map(std::time::Duration::from_millis),
+        body_timeout: s.body_timeout_ms.map(std::time::Duration::from_millis),
+        min_body_rate: s.min_body_rate,
+        max_calls: s.max_calls,
+        max_agent_runs: s.max_agent_runs,
+        client_share_percent: s.client_share_percent,
+        max_body_bytes: s.max_body_bytes,
+        stateful: s.stateful,
+        max_line_bytes: s.max_line_bytes,
+        sessions: s.sessions,
+    }
+}

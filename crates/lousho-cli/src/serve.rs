@@ -1,16 +1,18 @@
 //! `lousho mcp`: serve a spec's agent over MCP, exactly as `serve_mcp` does.
 
 use crate::cli::McpArgs;
-use crate::load::{self, Approvals, ModelChoice};
-use lousho::ToolSet;
-use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
-use lousho::spec::{SpecError, SpecErrorKind};
+use crate::load::{self, Approvals, ModelChoice, Team};
+use crate::servers::Servers;
+use crate::signals::Signal;
+use lousho::mcp::{Auth, HttpOptions, McpServerHandle, ServeApprovals, ServeError};
+use lousho::spec::{AgentSpec, ServeSpec, SpecError, SpecErrorKind};
+use lousho::{Agent, ToolSet};
 use lousho::{ServeOptions, serve_mcp};
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// The HTTP settings: flags over the spec's `serve:` keys over the defaults.
-fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions {
+fn http_options(args: &McpArgs, serve: &ServeSpec) -> HttpOptions {
     let mut http = HttpOptions::new()
         .host(args.host.clone())
         .port(args.port)
@@ -47,7 +49,6 @@ fn http_options(args: &McpArgs, serve: &lousho::spec::ServeSpec) -> HttpOptions 
 }
 
 /// Runs the command. Over stdio nothing but the protocol reaches stdout.
-#[allow(clippy::print_stderr)]
 pub async fn run(
     args: McpArgs,
     store_flag: Option<&str>,
@@ -67,55 +68,15 @@ pub async fn run(
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
     let team = load::build_team(&spec, model.clone(), Approvals::Nobody, tokens, catalog)?;
-    let name = spec.name.clone().unwrap_or_else(|| {
-        spec.path
-            .file_stem()
-            .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
-    });
-    // The top agent, unless the file only defines `agents:` (no model).
-    let serves_top = spec.agents.is_empty() || spec.model.is_some() || args.model.is_some();
-    let mut more = team.agents.iter();
-    let (agent, mcp, mut options) = if serves_top {
-        let (agent, mcp) =
-            load::build_one(&spec, model, Approvals::Nobody, tokens, catalog, &team)?;
-        let mut options = ServeOptions::new(agent.clone()).name(name.clone());
-        if let Some(description) = &spec.description {
-            options = options.description(description.clone());
-        }
-        (agent, mcp, options)
-    } else {
-        let Some((first, (agent, mcp))) = more.next() else {
-            anyhow::bail!("{}: no agent to serve", spec.path.display());
-        };
-        let options = ServeOptions::new(agent.clone())
-            .name(name.clone())
-            .tool_name(first.clone());
-        (agent.clone(), mcp.clone(), options)
-    };
-    for (tool_name, (extra, _)) in more {
-        options = options.agent(tool_name.clone(), extra.clone());
-    }
-    options = options.approvals(match spec.serve.approvals {
-        lousho::spec::Approvals::Elicit => ServeApprovals::Elicit,
-        lousho::spec::Approvals::Allow => ServeApprovals::Allow,
-        _ => ServeApprovals::Deny,
-    });
-    if let Some(t) = spec.serve.approval_timeout {
-        options = options.approval_timeout(t);
-    }
-    if let Some(n) = spec.serve.max_line_bytes {
-        options = options.max_line_bytes(n);
-    }
+    let name = server_name(&spec);
+    let (agent, mcp, options) = served_agents(&spec, &args, model, tokens, catalog, &team, &name)?;
+    let mut options = with_serve_settings(options, &spec.serve);
     if spec.serve.sessions {
         // serve.sessions: the conversations live in the session store
         // (--store / LOUSHO_STORE), which replicas may share (PostgreSQL).
         let store = tokio::select! {
             r = crate::store::open(store_flag) => r?,
-            signal = signals.any() => {
-                agent.close().await;
-                team.close().await;
-                return Ok(signal.exit_code());
-            }
+            signal = signals.any() => return stopped(signal, &agent, &team).await,
         };
         options = options.sessions(store);
     }
@@ -126,70 +87,154 @@ pub async fn run(
         if needs_mcp && let Some(mcp) = &mcp {
             tokio::select! {
                 r = load::connect(mcp, false, false) => r?,
-                signal = signals.any() => {
-                    agent.close().await;
-                    team.close().await;
-                    return Ok(signal.exit_code());
-                }
+                signal = signals.any() => return stopped(signal, &agent, &team).await,
             }
         }
-        let all = agent.tools()?;
-        let mut direct = ToolSet::new();
-        for tool_name in &spec.serve.tools {
-            let Some(tool) = all.get(tool_name) else {
-                let names: Vec<String> = all.iter().map(|t| t.spec().name.clone()).collect();
-                return Err(SpecError::from_parts(
-                    &spec.path,
-                    SpecErrorKind::Invalid(format!(
-                        "serve.tools: the agent has no tool `{tool_name}`; its tools are: {}",
-                        names.join(", ")
-                    )),
-                )
-                .into());
-            };
-            direct.insert(tool.clone())?;
-        }
-        options = options.tools(direct);
+        options = options.tools(direct_tools(&spec, &agent)?);
     }
     if args.http {
         options = options.http(http_options(&args, &spec.serve));
-        let token = match &args.token_env {
-            Some(var) => {
-                let token = std::env::var(var).map_err(|_| {
-                    anyhow::anyhow!(
-                        "--token-env {var}: the environment variable `{var}` is not set"
-                    )
-                })?;
-                if token.trim().is_empty() {
-                    anyhow::bail!(
-                        "--token-env {var}: the environment variable `{var}` is empty, so no client could call the server; set it to a secret token"
-                    );
-                }
-                Some(token)
-            }
-            None => {
-                if spec
-                    .serve
-                    .bearer_token
-                    .as_ref()
-                    .is_some_and(|t| t.trim().is_empty())
-                {
-                    anyhow::bail!(
-                        "{}: serve.auth.token is empty, so no client could call the server; set it to a secret token (e.g. \"${{TOKEN}}\" with TOKEN set)",
-                        spec.path.display()
-                    );
-                }
-                spec.serve.bearer_token.clone()
-            }
-        };
-        if let Some(token) = token {
+        if let Some(token) = bearer_token(&args, &spec)? {
             options = options.auth(Auth::bearer(token));
         }
     }
     let handle = serve_mcp(options).await?;
-    // Until the client goes away (stdio) or a signal comes; then the agent's
-    // servers are closed like at the end of every command.
-    let (signal, served) = if args.http {
+    let (signal, served) = serve_until_done(handle, args.http, &name, signals).await;
+    agent.close().await;
+    team.close().await;
+    served?;
+    Ok(signal.map_or(ExitCode::SUCCESS, Signal::exit_code))
+}
+
+/// The MCP server's name: the spec's `name`, else its file's stem.
+fn server_name(spec: &AgentSpec) -> String {
+    spec.name.clone().unwrap_or_else(|| {
+        spec.path
+            .file_stem()
+            .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
+    })
+}
+
+/// The agent served as the server's main tool (the spec's top agent, or its
+/// first agent when the file only defines `agents:` and no model), with its
+/// MCP servers, and the serving options with every other agent of the file
+/// as a tool of its own.
+fn served_agents(
+    spec: &AgentSpec,
+    args: &McpArgs,
+    model: ModelChoice<'_>,
+    tokens: Option<&std::path::Path>,
+    catalog: bool,
+    team: &Team,
+    name: &str,
+) -> anyhow::Result<(Agent, Option<Servers>, ServeOptions)> {
+    let serves_top = spec.agents.is_empty() || spec.model.is_some() || args.model.is_some();
+    let mut more = team.agents.iter();
+    let (agent, mcp, mut options) = if serves_top {
+        let (agent, mcp) = load::build_one(spec, model, Approvals::Nobody, tokens, catalog, team)?;
+        let mut options = ServeOptions::new(agent.clone()).name(name.to_owned());
+        if let Some(description) = &spec.description {
+            options = options.description(description.clone());
+        }
+        (agent, mcp, options)
+    } else {
+        let Some((first, (agent, mcp))) = more.next() else {
+            anyhow::bail!("{}: no agent to serve", spec.path.display());
+        };
+        let options = ServeOptions::new(agent.clone())
+            .name(name.to_owned())
+            .tool_name(first.clone());
+        (agent.clone(), mcp.clone(), options)
+    };
+    for (tool_name, (extra, _)) in more {
+        options = options.agent(tool_name.clone(), extra.clone());
+    }
+    Ok((agent, mcp, options))
+}
+
+/// `options` with the spec's `serve:` approvals, approval timeout and line limit.
+fn with_serve_settings(mut options: ServeOptions, serve: &ServeSpec) -> ServeOptions {
+    options = options.approvals(match serve.approvals {
+        lousho::spec::Approvals::Elicit => ServeApprovals::Elicit,
+        lousho::spec::Approvals::Allow => ServeApprovals::Allow,
+        _ => ServeApprovals::Deny,
+    });
+    if let Some(t) = serve.approval_timeout {
+        options = options.approval_timeout(t);
+    }
+    if let Some(n) = serve.max_line_bytes {
+        options = options.max_line_bytes(n);
+    }
+    options
+}
+
+/// A signal came before serving began: close everything, exit as it says.
+async fn stopped(signal: Signal, agent: &Agent, team: &Team) -> anyhow::Result<ExitCode> {
+    agent.close().await;
+    team.close().await;
+    Ok(signal.exit_code())
+}
+
+/// The tools `serve.tools` names, from the agent's (an unknown name is an
+/// error listing the agent's tools).
+fn direct_tools(spec: &AgentSpec, agent: &Agent) -> anyhow::Result<ToolSet> {
+    let all = agent.tools()?;
+    let mut direct = ToolSet::new();
+    for tool_name in &spec.serve.tools {
+        let Some(tool) = all.get(tool_name) else {
+            let names: Vec<String> = all.iter().map(|t| t.spec().name.clone()).collect();
+            return Err(SpecError::from_parts(
+                &spec.path,
+                SpecErrorKind::Invalid(format!(
+                    "serve.tools: the agent has no tool `{tool_name}`; its tools are: {}",
+                    names.join(", ")
+                )),
+            )
+            .into());
+        };
+        direct.insert(tool.clone())?;
+    }
+    Ok(direct)
+}
+
+/// The bearer token HTTP clients must send: from `--token-env`, else the
+/// spec's `serve.auth.token`; an empty one is an error (no client could call).
+fn bearer_token(args: &McpArgs, spec: &AgentSpec) -> anyhow::Result<Option<String>> {
+    if let Some(var) = &args.token_env {
+        let token = std::env::var(var).map_err(|_| {
+            anyhow::anyhow!("--token-env {var}: the environment variable `{var}` is not set")
+        })?;
+        if token.trim().is_empty() {
+            anyhow::bail!(
+                "--token-env {var}: the environment variable `{var}` is empty, so no client could call the server; set it to a secret token"
+            );
+        }
+        return Ok(Some(token));
+    }
+    if spec
+        .serve
+        .bearer_token
+        .as_ref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        anyhow::bail!(
+            "{}: serve.auth.token is empty, so no client could call the server; set it to a secret token (e.g. \"${{TOKEN}}\" with TOKEN set)",
+            spec.path.display()
+        );
+    }
+    Ok(spec.serve.bearer_token.clone())
+}
+
+/// Serves until the client goes away (stdio) or a signal comes (both); the
+/// signal, if one came, and how serving ended.
+#[allow(clippy::print_stderr)]
+async fn serve_until_done(
+    handle: McpServerHandle,
+    http: bool,
+    name: &str,
+    signals: &crate::signals::Signals,
+) -> (Option<Signal>, Result<(), ServeError>) {
+    if http {
         eprintln!(
             "lousho: serving `{name}` over MCP at {} (Ctrl-C to stop)",
             handle.url().unwrap_or_default()
@@ -203,9 +248,5 @@ pub async fn run(
             r = handle.wait() => (None, r),
             signal = signals.any() => (Some(signal), Ok(())),
         }
-    };
-    agent.close().await;
-    team.close().await;
-    served?;
-    Ok(signal.map_or(ExitCode::SUCCESS, crate::signals::Signal::exit_code))
+    }
 }

@@ -113,9 +113,11 @@ mod batch_writer;
 pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
-#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+// Only the client reads responses' media types and asks which era a
+// session is in (the server leaves both to rmcp's service).
+#[cfg(feature = "mcp-client")]
 pub(crate) mod media_type;
-#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+#[cfg(feature = "mcp-client")]
 pub(crate) mod protocol;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;

@@ -156,6 +156,28 @@ fn oversized_and_invalid_utf8_lines_get_a_jsonrpc_error_with_their_id() {
     assert!(err.contains("not valid UTF-8"), "logged: {err}");
 }
 
+/// A line that is not JSON at all gets a JSON-RPC parse error with
+/// `"id": null` (there is no id to read), and the server keeps serving.
+#[test]
+fn a_garbage_line_gets_a_parse_error_and_the_server_keeps_serving() {
+    let mut input = INIT.as_bytes().to_vec();
+    input.extend(b"this is not json\n");
+    input.extend(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}"#);
+    input.push(b'\n');
+    let (lines, err) = exchange(&[], &input);
+    let errors: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l.get("error").is_some()).collect();
+    assert_eq!(errors.len(), 1, "{lines:?}");
+    assert_eq!(errors[0]["id"], serde_json::Value::Null, "{lines:?}");
+    assert_eq!(errors[0]["error"]["code"], -32700, "{lines:?}");
+    let answer = lines
+        .iter()
+        .find(|l| l["id"] == 3)
+        .expect("the next call is answered");
+    assert_eq!(answer["result"]["content"][0]["text"], "still here");
+    assert!(err.contains("not valid JSON"), "logged: {err}");
+}
+
 /// A test server over real pipes, driven line by line.
 struct Piped {
     child: std::process::Child,

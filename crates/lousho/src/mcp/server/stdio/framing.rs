@@ -1,11 +1,10 @@
 //! Newline-delimited JSON-RPC on stdin/stdout, read here rather than by rmcp's
 //! `AsyncRwTransport`, which drops some lines in silence (the client then
 //! waits forever) and answers others without the `id` JSON-RPC requires. A
-//! line over the size limit, not valid UTF-8, or not a JSON-RPC message gets
-//! a JSON-RPC error carrying the line's id when one can be read from it,
-//! `"id": null` otherwise, and a warning on stderr. A line that is not JSON at
-//! all and has no readable id (a stray log line) is only logged, as the
-//! official SDKs do, so two peers never trade errors forever.
+//! line over the size limit, not valid UTF-8, not JSON, or not a JSON-RPC
+//! message gets a JSON-RPC error (`-32700` parse error, `-32600` invalid
+//! request) carrying the line's id when one can be read from it, `"id": null`
+//! otherwise, and a warning on stderr; the server keeps serving.
 
 use super::super::recover_id::recover_id;
 use crate::mcp::batch_writer::BatchWriter;
@@ -65,12 +64,8 @@ impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
             return None;
         }
         if err.is_syntax() || err.is_eof() {
-            if id.is_some() {
-                tracing::warn!(id = ?id, error = %err, "a stdio request line is not valid JSON; answering with an error");
-                self.answer(id, -32700, &format!("Parse error: {err}"));
-            } else {
-                tracing::warn!(error = %err, bytes = line.len(), "ignoring a stdio line that is not JSON-RPC");
-            }
+            tracing::warn!(id = ?id, error = %err, bytes = line.len(), "a stdio request line is not valid JSON; answering with a parse error");
+            self.answer(id, -32700, &format!("Parse error: {err}"));
             return None;
         }
         if is_ignorable_notification(line) {

@@ -4,6 +4,7 @@
 mod agent_tool;
 mod annotations;
 mod approval;
+mod arguments;
 mod cancel;
 mod error;
 mod handle;
@@ -59,106 +60,19 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     {
         return Err(ServeError::EmptyBearerToken);
     }
-    let server_name = name
-        .or_else(|| agent.name().map(str::to_owned))
-        .unwrap_or_else(|| "lousho-agent".to_owned());
-    let tool_name = tool_name.unwrap_or_else(|| match server_name.as_str() {
-        "" => "agent".to_owned(),
-        name => sanitize_tool_name(name),
-    });
-    if !is_valid_tool_name(&tool_name) {
-        return Err(ServeError::InvalidToolName(tool_name));
-    }
-    let description = description
-        .or_else(|| agent.description().map(str::to_owned))
-        .unwrap_or_else(|| match store {
-            Some(_) => sessions::default_description(&server_name),
-            None => format!("Ask the {server_name} agent. Each call is a fresh conversation."),
-        });
-
-    let all_direct = options::direct_tool_set(&tools)?;
-    if approvals == ServeApprovals::Allow
-        && all_direct
-            .iter()
-            .any(|t| annotations::decision(&agent, t.as_ref()) == Decision::Ask)
-    {
-        tracing::warn!(
-            "`approvals: allow`: tools that need approval are exposed and run with no human gate; any MCP client that can reach the server can call them"
-        );
-    }
-    let mut direct = ToolSet::new();
-    for tool in all_direct.iter() {
-        if is_exposed(&agent, tool.as_ref(), approvals != ServeApprovals::Deny) {
-            direct.insert(tool.clone())?;
-        } else {
-            let name = &tool.spec().name;
-            if annotations::decision(&agent, tool.as_ref()) == Decision::Deny {
-                tracing::warn!(tool = %name, "not exposing a tool the agent's permission rules deny");
-            } else {
-                tracing::warn!(
-                    tool = %name,
-                    "not exposing a tool that needs approval (ask the client's user with `ServeApprovals::Elicit` (spec: `serve.approvals: elicit`), allow it with a permission rule, or expose it without a human gate with `ServeApprovals::Allow` (spec: `serve.approvals: allow`))"
-                );
-            }
-        }
-    }
-    if let Some(clash) = direct.get(&tool_name) {
-        return Err(crate::tool::DuplicateToolError {
-            name: tool_name.clone(),
-            first: format!("the agent tool (\"{description}\")"),
-            second: format!("a direct tool (\"{}\")", clash.spec().description),
-        }
-        .into());
-    }
-
-    let mut agent_tools = vec![(
-        agent_listing(&agent, tool_name, description.clone(), store.is_some()).await?,
-        agent.clone(),
-    )];
-    for (name, extra) in more_agents {
-        if !is_valid_tool_name(&name) {
-            return Err(ServeError::InvalidToolName(name));
-        }
-        let first = agent_tools
-            .iter()
-            .map(|(t, _)| t)
-            .find(|t| t.name == name)
-            .map(|t| {
-                format!(
-                    "the agent tool (\"{}\")",
-                    t.description.as_deref().unwrap_or_default()
-                )
-            })
-            .or_else(|| {
-                direct
-                    .get(&name)
-                    .map(|t| format!("a direct tool (\"{}\")", t.spec().description))
-            });
-        let extra_description = crate::agent::agent_description(&name, &extra);
-        if let Some(first) = first {
-            return Err(crate::tool::DuplicateToolError {
-                name,
-                first,
-                second: format!("the agent tool (\"{extra_description}\")"),
-            }
-            .into());
-        }
-        agent_tools.push((
-            agent_listing(&extra, name, extra_description, store.is_some()).await?,
-            extra,
-        ));
-    }
+    let named = Named::of(&agent, name, description, tool_name, store.is_some())?;
+    let direct = exposed_direct_tools(&agent, &tools, approvals)?;
+    let agent_tools = agent_tools(&agent, &named, more_agents, &direct, store.is_some()).await?;
     let direct_listed = direct
         .iter()
         .map(|t| to_rmcp_tool(&agent, t.as_ref()))
         .collect();
 
     let shutdown = CancellationToken::new();
-    let cancels = cancel::CancelRegistry::default();
     let server = LoushoServer::new(Served {
         agent,
-        server_name,
-        description,
+        server_name: named.server,
+        description: named.description,
         agent_tools,
         direct,
         direct_listed,
@@ -170,41 +84,187 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             ServeTransport::Http(http) => http.stateful,
         },
     });
-
     match transport {
         ServeTransport::Stdio => Ok(handle::spawn_stdio(server, max_line_bytes, shutdown)),
         ServeTransport::Http(http_options) => {
-            let listener = http::bind(&http_options).await?;
-            let bound = listener.local_addr()?;
-            if auth.is_none() && !http::is_loopback(&http_options.host) {
-                tracing::warn!(
-                    host = %http_options.host,
-                    "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; require a bearer token (`Auth::bearer`; spec: `serve.auth`; lousho mcp: `--token-env VAR`)"
-                );
-            }
-            let app = http::router(
-                server,
-                cancels,
-                &http_options,
-                auth.as_ref(),
-                bound,
-                &shutdown,
-            );
-            let limits = http::ConnLimits {
-                header_timeout: http_options.header_timeout,
-                max_connections: http_options.max_connections,
-                min_body_rate: http_options.min_body_rate,
-            };
-            Ok(handle::spawn_http(
-                listener,
-                app,
-                limits,
-                bound,
-                http_options.path,
-                shutdown,
-            ))
+            start_http(server, http_options, auth.as_ref(), shutdown).await
         }
     }
+}
+
+/// The names the server goes by: its own, its (first) agent tool's, and that
+/// tool's description.
+struct Named {
+    server: String,
+    tool: String,
+    description: String,
+}
+
+impl Named {
+    /// The names given, or the agent's, or defaults; a tool name MCP does not
+    /// allow is an error.
+    fn of(
+        agent: &crate::Agent,
+        name: Option<String>,
+        description: Option<String>,
+        tool_name: Option<String>,
+        sessions: bool,
+    ) -> Result<Self, ServeError> {
+        let server = name
+            .or_else(|| agent.name().map(str::to_owned))
+            .unwrap_or_else(|| "lousho-agent".to_owned());
+        let tool = tool_name.unwrap_or_else(|| match server.as_str() {
+            "" => "agent".to_owned(),
+            name => sanitize_tool_name(name),
+        });
+        if !is_valid_tool_name(&tool) {
+            return Err(ServeError::InvalidToolName(tool));
+        }
+        let description = description
+            .or_else(|| agent.description().map(str::to_owned))
+            .unwrap_or_else(|| {
+                if sessions {
+                    sessions::default_description(&server)
+                } else {
+                    format!("Ask the {server} agent. Each call is a fresh conversation.")
+                }
+            });
+        Ok(Self {
+            server,
+            tool,
+            description,
+        })
+    }
+}
+
+/// The tools served directly that the agent's permission rules let through
+/// (`approvals` decides for those that need approval); each one left out is
+/// logged with how to expose it.
+fn exposed_direct_tools(
+    agent: &crate::Agent,
+    tools: &[Arc<dyn crate::tool::Tool>],
+    approvals: ServeApprovals,
+) -> Result<ToolSet, ServeError> {
+    let all = options::direct_tool_set(tools)?;
+    if approvals == ServeApprovals::Allow
+        && all
+            .iter()
+            .any(|t| annotations::decision(agent, t.as_ref()) == Decision::Ask)
+    {
+        tracing::warn!(
+            "`approvals: allow`: tools that need approval are exposed and run with no human gate; any MCP client that can reach the server can call them"
+        );
+    }
+    let mut direct = ToolSet::new();
+    for tool in all.iter() {
+        if is_exposed(agent, tool.as_ref(), approvals != ServeApprovals::Deny) {
+            direct.insert(tool.clone())?;
+            continue;
+        }
+        let name = &tool.spec().name;
+        if annotations::decision(agent, tool.as_ref()) == Decision::Deny {
+            tracing::warn!(tool = %name, "not exposing a tool the agent's permission rules deny");
+        } else {
+            tracing::warn!(
+                tool = %name,
+                "not exposing a tool that needs approval (ask the client's user with `ServeApprovals::Elicit` (spec: `serve.approvals: elicit`), allow it with a permission rule, or expose it without a human gate with `ServeApprovals::Allow` (spec: `serve.approvals: allow`))"
+            );
+        }
+    }
+    Ok(direct)
+}
+
+/// Each agent's tool (the first agent's first) with its agent; a name taken
+/// twice (by agents or a direct tool) is an error naming both.
+async fn agent_tools(
+    agent: &crate::Agent,
+    named: &Named,
+    more_agents: Vec<(String, crate::Agent)>,
+    direct: &ToolSet,
+    sessions: bool,
+) -> Result<Vec<(rmcp::model::Tool, crate::Agent)>, ServeError> {
+    if let Some(clash) = direct.get(&named.tool) {
+        return Err(crate::tool::DuplicateToolError {
+            name: named.tool.clone(),
+            first: format!("the agent tool (\"{}\")", named.description),
+            second: format!("a direct tool (\"{}\")", clash.spec().description),
+        }
+        .into());
+    }
+    let listing = agent_listing(
+        agent,
+        named.tool.clone(),
+        named.description.clone(),
+        sessions,
+    )
+    .await?;
+    let mut agent_tools = vec![(listing, agent.clone())];
+    for (name, extra) in more_agents {
+        if !is_valid_tool_name(&name) {
+            return Err(ServeError::InvalidToolName(name));
+        }
+        let description = crate::agent::agent_description(&name, &extra);
+        if let Some(first) = first_holder(&agent_tools, direct, &name) {
+            return Err(crate::tool::DuplicateToolError {
+                name,
+                first,
+                second: format!("the agent tool (\"{description}\")"),
+            }
+            .into());
+        }
+        let listing = agent_listing(&extra, name, description, sessions).await?;
+        agent_tools.push((listing, extra));
+    }
+    Ok(agent_tools)
+}
+
+/// What already holds tool name `name`, as a duplicate-name error names it.
+fn first_holder(
+    agent_tools: &[(rmcp::model::Tool, crate::Agent)],
+    direct: &ToolSet,
+    name: &str,
+) -> Option<String> {
+    if let Some((tool, _)) = agent_tools.iter().find(|(t, _)| t.name == name) {
+        return Some(format!(
+            "the agent tool (\"{}\")",
+            tool.description.as_deref().unwrap_or_default()
+        ));
+    }
+    direct
+        .get(name)
+        .map(|t| format!("a direct tool (\"{}\")", t.spec().description))
+}
+
+/// Binds the HTTP listener and serves `server` behind the screen.
+async fn start_http(
+    server: LoushoServer,
+    http_options: HttpOptions,
+    auth: Option<&Auth>,
+    shutdown: CancellationToken,
+) -> Result<McpServerHandle, ServeError> {
+    let listener = http::bind(&http_options).await?;
+    let bound = listener.local_addr()?;
+    if auth.is_none() && !http::is_loopback(&http_options.host) {
+        tracing::warn!(
+            host = %http_options.host,
+            "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; require a bearer token (`Auth::bearer`; spec: `serve.auth`; lousho mcp: `--token-env VAR`)"
+        );
+    }
+    let cancels = cancel::CancelRegistry::default();
+    let app = http::router(server, cancels, &http_options, auth, bound, &shutdown);
+    let limits = http::ConnLimits {
+        header_timeout: http_options.header_timeout,
+        max_connections: http_options.max_connections,
+        min_body_rate: http_options.min_body_rate,
+    };
+    Ok(handle::spawn_http(
+        listener,
+        app,
+        limits,
+        bound,
+        http_options.path,
+        shutdown,
+    ))
 }
 
 /// An agent's tool as `tools/list` shows it: `{ "message": string }` in,

@@ -4,14 +4,15 @@
 //! notifications keep clients with request timeouts waiting.
 
 use super::approval;
+use super::arguments::{self, ArgumentError};
 use super::mrtr;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use super::sessions::{self, Requested};
-use crate::agent::{AgentEvent, Reply, RunStatus, TextProgress};
+use crate::agent::{AgentEvent, AgentStream, Reply, RunRequest, RunStatus, TextProgress};
 use crate::mcp::usage_meta::with_usage;
 use crate::model::{Part, Role};
-use crate::session::SessionStore;
+use crate::session::{SessionStore, StoreError};
 use crate::{Agent, AgentError};
 use futures::StreamExt;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -35,20 +36,8 @@ pub(crate) fn input_schema(sessions: bool) -> Value {
     schema
 }
 
-/// A JSON value's type, as a reader would name it.
-pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// What ended a call of the agent tool.
-pub(crate) enum Outcome {
+pub(crate) enum AgentCallEnd {
     /// A result for the client (success or `isError`).
     Result(CallToolResult),
     /// The request was cancelled; nothing is sent back.
@@ -65,61 +54,91 @@ pub(crate) async fn call(
     channel: PeerChannel,
     approver: Approver,
     store: Option<&Arc<dyn SessionStore>>,
-) -> Outcome {
-    let message = match arguments.as_ref().and_then(|a| a.get("message")) {
-        Some(Value::String(m)) => m.clone(),
-        Some(other) => {
-            return Outcome::Result(error_result(format!(
-                "argument `message` must be a string, not {}: call this tool with {{\"message\": \"<your request>\"}}",
-                json_type(other)
-            )));
-        }
-        None => {
-            return Outcome::Result(error_result(
-                "missing argument `message`: call this tool with {\"message\": \"<your request>\"}",
-            ));
-        }
+) -> AgentCallEnd {
+    let (request, session) = match open_run(agent, arguments.as_ref(), store, request_cancel).await
+    {
+        Ok(opened) => opened,
+        Err(end) => return end,
     };
-    let requested = match sessions::requested(arguments.as_ref(), store) {
-        Ok(r) => r,
-        Err(message) => return Outcome::Result(error_result(message)),
-    };
-    let (request, session) = match store {
-        None => (agent.send(message), None),
-        Some(store) => {
-            let id = match requested {
-                Requested::Continue(id) => id,
-                Requested::New => match sessions::new_session_id() {
-                    Ok(id) => id,
-                    Err(e) => {
-                        return Outcome::Result(error_result(format!(
-                            "could not make a session id (reading /dev/urandom: {e})"
-                        )));
-                    }
-                },
-            };
-            let opened = tokio::select! {
-                biased;
-                () = request_cancel.cancelled() => return Outcome::Cancelled,
-                s = agent.open_session(store.clone(), id.clone()) => s,
-            };
-            match opened {
-                Ok(session) => (session.send(message), Some(id)),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the served agent's session store failed");
-                    return Outcome::Result(error_result(sessions::store_failure(&id, &e)));
-                }
-            }
-        }
-    };
-    let with_id = |result: CallToolResult| match &session {
-        Some(id) => sessions::with_session(result, id),
-        None => result,
-    };
-    let mut request = request
+    let request = request
         .cancel(run_cancel.clone())
         .tool_client(Arc::new(channel.clone()));
-    // Who could have approved, for the message of a run that paused anyway.
+    let (request, unapproved) = with_approver(request, approver, &channel);
+    let end = drive(request.stream(), &channel, request_cancel, run_cancel).await;
+    match end {
+        RunEnd::Cancelled => AgentCallEnd::Cancelled,
+        RunEnd::Reply(mut reply) => {
+            let requests = std::mem::take(&mut reply.requests);
+            let result = reply_result(*reply, &unapproved);
+            AgentCallEnd::Result(with_usage(
+                with_session(result, session.as_deref()),
+                &requests,
+            ))
+        }
+        RunEnd::Failed(message) => {
+            AgentCallEnd::Result(with_session(error_result(message), session.as_deref()))
+        }
+        RunEnd::StoreFailed(e) => {
+            let id = session.as_deref().unwrap_or_default();
+            let message = sessions::store_failure(id, &e);
+            AgentCallEnd::Result(with_session(error_result(message), session.as_deref()))
+        }
+    }
+}
+
+/// `result` naming the conversation `session`, when there is one.
+fn with_session(result: CallToolResult, session: Option<&str>) -> CallToolResult {
+    match session {
+        Some(id) => sessions::with_session(result, id),
+        None => result,
+    }
+}
+
+/// The run the call asks for, and its session's id (sessions on): reads
+/// the arguments, opens the conversation. `Err` ends the call there.
+async fn open_run(
+    agent: &Agent,
+    arguments: Option<&Map<String, Value>>,
+    store: Option<&Arc<dyn SessionStore>>,
+    request_cancel: &CancellationToken,
+) -> Result<(RunRequest, Option<String>), AgentCallEnd> {
+    let refused = |e: ArgumentError| AgentCallEnd::Result(error_result(e.to_string()));
+    let message = arguments::message(arguments).map_err(refused)?;
+    let requested = sessions::requested(arguments, store).map_err(refused)?;
+    let Some(store) = store else {
+        return Ok((agent.send(message), None));
+    };
+    let id = match requested {
+        Requested::Continue(id) => id,
+        Requested::New => sessions::new_session_id().map_err(|e| {
+            AgentCallEnd::Result(error_result(format!(
+                "could not make a session id (reading /dev/urandom: {e})"
+            )))
+        })?,
+    };
+    let opened = tokio::select! {
+        biased;
+        () = request_cancel.cancelled() => return Err(AgentCallEnd::Cancelled),
+        s = agent.open_session(store.clone(), id.clone()) => s,
+    };
+    match opened {
+        Ok(session) => Ok((session.send(message), Some(id))),
+        Err(e) => {
+            tracing::warn!(error = %e, "the served agent's session store failed");
+            Err(AgentCallEnd::Result(error_result(sessions::store_failure(
+                &id, &e,
+            ))))
+        }
+    }
+}
+
+/// `request` with its approval questions going to `approver`; who could have
+/// approved, for the message of a run that paused anyway.
+fn with_approver(
+    mut request: RunRequest,
+    approver: Approver,
+    channel: &PeerChannel,
+) -> (RunRequest, Unapproved) {
     let unapproved = match approver {
         Approver::Nobody => Unapproved::Off,
         Approver::Rounds(timeout, steps) => {
@@ -129,7 +148,7 @@ pub(crate) async fn call(
             });
             Unapproved::Off
         }
-        Approver::Elicit(timeout) => match approval::cannot_ask(&channel) {
+        Approver::Elicit(timeout) => match approval::cannot_ask(channel) {
             Some(why) => Unapproved::CannotAsk(why),
             None => {
                 let asker = channel.clone();
@@ -141,7 +160,30 @@ pub(crate) async fn call(
             }
         },
     };
-    let mut stream = request.stream();
+    (request, unapproved)
+}
+
+/// How a served run ended.
+enum RunEnd {
+    /// With a reply (completed, or paused for approval).
+    Reply(Box<Reply>),
+    /// Cancelled: the call gets no answer.
+    Cancelled,
+    /// The session store failed.
+    StoreFailed(StoreError),
+    /// Otherwise failed: the message for the client.
+    Failed(String),
+}
+
+/// Drives a served run to its end, reporting its steps (tool calls, turns,
+/// text) as progress; cancelling the request cancels the run and waits a
+/// little for it to wind down.
+async fn drive(
+    mut stream: AgentStream,
+    channel: &PeerChannel,
+    request_cancel: &CancellationToken,
+    run_cancel: CancellationToken,
+) -> RunEnd {
     let mut text = TextProgress::new();
     loop {
         let due = text.due_at();
@@ -155,7 +197,7 @@ pub(crate) async fn call(
                     while stream.next().await.is_some() {}
                 })
                 .await;
-                return Outcome::Cancelled;
+                return RunEnd::Cancelled;
             }
             () = crate::agent::sleep_until_due(due), if due.is_some() => {
                 if let Some(t) = text.flush() {
@@ -171,55 +213,47 @@ pub(crate) async fn call(
             channel.run_step(t).await;
         }
         let event = match event {
-            None => {
-                return Outcome::Result(with_id(error_result("the agent stopped without a reply")));
-            }
-            Some(Err(AgentError::Cancelled)) => return Outcome::Cancelled,
+            None => return RunEnd::Failed("the agent stopped without a reply".to_owned()),
+            Some(Err(AgentError::Cancelled)) => return RunEnd::Cancelled,
             Some(Err(AgentError::Session(e))) => {
                 tracing::warn!(error = %e, "the served agent's session store failed");
-                let id = session.as_deref().unwrap_or_default();
-                return Outcome::Result(with_id(error_result(sessions::store_failure(id, &e))));
+                return RunEnd::StoreFailed(e);
             }
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "the served agent failed");
-                return Outcome::Result(with_id(error_result(format!("the agent failed: {e}"))));
+                return RunEnd::Failed(format!("the agent failed: {e}"));
             }
+            Some(Ok(AgentEvent::Done(reply))) => return RunEnd::Reply(reply),
             Some(Ok(event)) => event,
         };
-        match event {
-            AgentEvent::Done(mut reply) => {
-                let requests = std::mem::take(&mut reply.requests);
-                let result = with_id(reply_result(*reply, &unapproved));
-                return Outcome::Result(with_usage(result, &requests));
-            }
-            AgentEvent::ApprovalRequested(question) => {
-                channel
-                    .run_step(format!("asking the user to approve {}", question.tool_name))
-                    .await;
-            }
-            AgentEvent::ToolCallStarted(call) => {
-                channel
-                    .run_step(format!("calling tool {}", call.name))
-                    .await;
-            }
-            AgentEvent::ToolCallFinished { call, output } => {
-                let how = if output.is_error {
-                    "failed"
-                } else {
-                    "finished"
-                };
-                channel.run_step(format!("tool {} {how}", call.name)).await;
-            }
-            AgentEvent::TextDelta(delta) => {
-                if let Some(t) = text.push(&delta) {
-                    channel.run_step(t).await;
-                }
-            }
-            AgentEvent::TurnFinished { turn, .. } => {
-                channel.run_step(format!("turn {turn} finished")).await;
-            }
+        let step = match event {
+            AgentEvent::TextDelta(delta) => text.push(&delta),
+            other => step_message(&other),
+        };
+        if let Some(step) = step {
+            channel.run_step(step).await;
         }
     }
+}
+
+/// The progress message for one of a run's events (text deltas aside).
+fn step_message(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::ApprovalRequested(question) => {
+            format!("asking the user to approve {}", question.tool_name)
+        }
+        AgentEvent::ToolCallStarted(call) => format!("calling tool {}", call.name),
+        AgentEvent::ToolCallFinished { call, output } => {
+            let how = if output.is_error {
+                "failed"
+            } else {
+                "finished"
+            };
+            format!("tool {} {how}", call.name)
+        }
+        AgentEvent::TurnFinished { turn, .. } => format!("turn {turn} finished"),
+        _ => return None,
+    })
 }
 
 /// Who answers a served run's approval questions.

@@ -1,7 +1,7 @@
 //! The rmcp `ServerHandler`: `tools/list` and `tools/call` for the agent tool
 //! and the directly exposed tools.
 
-use super::agent_tool::{self, Approver, Outcome};
+use super::agent_tool::{self, AgentCallEnd, Approver};
 use super::approval;
 use super::invalid_params::custom_request_error;
 use super::mrtr::{ParkedRuns, Round, Step};
@@ -9,6 +9,7 @@ use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
+use crate::mcp::protocol::carries_request_meta;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
 use crate::session::SessionStore;
@@ -183,8 +184,8 @@ impl LoushoServer {
                 )
                 .await;
                 let done = match out {
-                    Outcome::Result(r) => Some(r),
-                    Outcome::Cancelled => None,
+                    AgentCallEnd::Result(r) => Some(r),
+                    AgentCallEnd::Cancelled => None,
                 };
                 let _ = tx.send(Step::Done(done)).await;
             });
@@ -217,7 +218,9 @@ impl LoushoServer {
     /// How a call's tools reach its client.
     fn channel(&self, cx: &RequestContext<RoleServer>, progress: ProgressTo) -> PeerChannel {
         let caps = cx.client_capabilities().unwrap_or_default();
-        let modern = cx.protocol_version().is_some_and(|v| !v.has_initialize());
+        let modern = cx
+            .protocol_version()
+            .is_some_and(|v| carries_request_meta(&v));
         PeerChannel {
             peer: cx.peer.clone(),
             progress,
@@ -363,8 +366,8 @@ impl LoushoServer {
             ))
             .await
             {
-                Outcome::Result(r) => Ok(r.into()),
-                Outcome::Cancelled => {
+                AgentCallEnd::Result(r) => Ok(r.into()),
+                AgentCallEnd::Cancelled => {
                     Err(ErrorData::internal_error("the call was cancelled", None))
                 }
             };

@@ -9,6 +9,7 @@
 //! by the tool's `outputSchema`) for programs, and as a last text block
 //! (`session: <id>`) for clients that only show text to their model.
 
+use super::arguments::{ArgumentError, json_type};
 use crate::session::{SessionStore, StoreError};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
@@ -55,25 +56,19 @@ pub(crate) enum Requested {
     Continue(String),
 }
 
-/// Reads the `session` argument. `Err` is the message of an `isError` result.
+/// Reads the `session` argument.
 pub(crate) fn requested(
     arguments: Option<&Map<String, Value>>,
     store: Option<&Arc<dyn SessionStore>>,
-) -> Result<Requested, String> {
+) -> Result<Requested, ArgumentError> {
     let given = arguments.and_then(|a| a.get("session"));
     match (given, store) {
         (None | Some(Value::Null), _) => Ok(Requested::New),
-        (Some(_), None) => Err(
-            "this server does not keep conversations, so `session` cannot be used: call without \
-             it (each call is a fresh conversation), or serve with sessions \
-             (`ServeOptions::sessions`; spec: `serve.sessions: true`)"
-                .to_owned(),
-        ),
+        (Some(_), None) => Err(ArgumentError::SessionsOff),
         (Some(Value::String(id)), Some(_)) => Ok(Requested::Continue(id.clone())),
-        (Some(other), Some(_)) => Err(format!(
-            "argument `session` must be a string (the `session` a previous call returned), not {}",
-            super::agent_tool::json_type(other)
-        )),
+        (Some(other), Some(_)) => Err(ArgumentError::SessionNotAString {
+            found: json_type(other),
+        }),
     }
 }
 

@@ -113,11 +113,11 @@ mod batch_writer;
 pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
-// Only the client reads responses' media types and asks which era a
-// session is in (the server leaves both to rmcp's service).
+// Only the client reads responses' media types (the server leaves that to
+// rmcp's service); both ask which era a session is in.
 #[cfg(feature = "mcp-client")]
 pub(crate) mod media_type;
-#[cfg(feature = "mcp-client")]
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 pub(crate) mod protocol;
 #[cfg(feature = "mcp-server")]
 pub(crate) mod server;

@@ -7,6 +7,8 @@ use rmcp::model::ProtocolVersion;
 /// Whether a session of `version` was opened with the `initialize` handshake
 /// (2025-11-25 and before): it has a session, and the server may send its
 /// own requests (elicitation, sampling) and `list_changed` notifications.
+// The server asks only `carries_request_meta`.
+#[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
 pub(crate) fn uses_handshake(version: &ProtocolVersion) -> bool {
     version.has_initialize()
 }

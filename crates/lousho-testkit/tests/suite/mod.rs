@@ -25,6 +25,7 @@ mod peers;
 mod serve_agents;
 mod serve_approvals;
 mod serve_chain;
+mod serve_eras;
 mod serve_interop;
 mod serve_mrtr;
 mod serve_sampling;

@@ -135,3 +135,21 @@ pub fn wait_with_limit(child: &mut Child, limit: Duration) -> Option<std::proces
     }
     None
 }
+
+/// `text` without its ANSI colour sequences (`ESC [ ... m`).
+pub fn without_ansi_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,7 +1,7 @@
 //! The stdio transport itself, over real pipes: only protocol on stdout, EOF
 //! shuts down cleanly.
 
-use super::peers::{test_server, wait_with_limit};
+use super::peers::{test_server, wait_with_limit, without_ansi_colours};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -420,22 +420,4 @@ fn a_direct_tools_approval_is_asked_through_elicitation() {
         err.contains("received request id=10 ") && err.contains("received request id=11 "),
         "rmcp's service handled the calls: {err}"
     );
-}
-
-/// `text` without its ANSI colour sequences (`ESC [ ... m`).
-fn without_ansi_colours(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c == 'm' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

@@ -274,6 +274,13 @@ impl ServerHandler for LoushoServer {
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let version = cx.protocol_version();
+        tracing::debug!(
+            id = %cx.id,
+            tool = %request.name,
+            protocol = version.as_ref().map_or("unknown", |v| v.as_str()),
+            "serving a tools/call"
+        );
         let span = server_span(&request, &cx);
         let result = self
             .call_tool_in_span(request, cx)

@@ -391,6 +391,9 @@ pub struct RunArgs {
     /// Same as --output json.
     #[arg(long, conflicts_with = "output", requires = "message")]
     pub json: bool,
+    /// Show the model's thinking as it streams (on stderr; with --json, as `thinking` events). Ask for thinking with the spec's modelOptions.thinkingBudget or reasoningEffort.
+    #[arg(long)]
+    pub thinking: bool,
 }
 
 /// `lousho run --output`.

@@ -70,7 +70,7 @@ pub async fn run(
             Some(session) => session.resume(paused.state.clone(), decisions),
             None => agent.resume(paused.state.clone(), decisions),
         };
-        let reply = print_stream(request.stream(), agent.model_name()).await?;
+        let reply = print_stream(request.stream(), agent.model_name(), false).await?;
         // The run went on (and may have paused again under a new id).
         store.delete_run(&args.id).await?;
         finish(reply, session.as_ref(), &origin).await

@@ -39,6 +39,7 @@ pub async fn run(
     )?;
     let one_message = args.message.is_some();
     let json = args.json || args.output == crate::cli::Output::Json;
+    let thinking = args.thinking;
     if json && !one_message {
         anyhow::bail!(crate::exit::Usage(
             "--output json needs a MESSAGE (the prompt is for people): lousho run SPEC \"…\" --json".into()
@@ -71,15 +72,16 @@ pub async fn run(
                     None => agent.send(message.as_str()),
                 };
                 let reply = if json {
-                    crate::run_json::print_stream(request.stream(), agent.model_name()).await?
+                    crate::run_json::print_stream(request.stream(), agent.model_name(), thinking)
+                        .await?
                 } else {
-                    print_stream(request.stream(), agent.model_name()).await?
+                    print_stream(request.stream(), agent.model_name(), thinking).await?
                 };
                 finish(reply, session.as_ref(), &origin).await
             }
             None => {
                 let session = session.clone().unwrap_or_else(|| agent.session());
-                repl(&agent, &session, &origin, signals).await
+                repl(&agent, &session, &origin, signals, thinking).await
             }
         }
     };
@@ -196,15 +198,26 @@ pub async fn connect(mcp: &Servers) -> anyhow::Result<()> {
 }
 
 /// Streams the answer to stdout and tool activity to stderr (with a spinner
-/// on a terminal while the model or the tools work).
-pub async fn print_stream(mut stream: AgentStream, model: &str) -> anyhow::Result<Reply> {
+/// on a terminal while the model or the tools work); with `thinking`, the
+/// model's thinking to stderr, line by line, each marked `· `.
+pub async fn print_stream(
+    mut stream: AgentStream,
+    model: &str,
+    thinking: bool,
+) -> anyhow::Result<Reply> {
+    let mut thought = Thought::default();
     let mut printed = false;
     let mut ends_with_newline = true;
     let mut out = std::io::stdout();
     let mut activity = Activity::new(model, true);
     activity.waiting();
     while let Some(event) = stream.next().await {
-        match event? {
+        let event = event?;
+        match &event {
+            AgentEvent::ThinkingDelta(text) if thinking => thought.push(text),
+            _ => thought.flush(),
+        }
+        match event {
             AgentEvent::TextDelta(text) => {
                 activity.writing(false);
                 write!(out, "{text}")?;
@@ -252,6 +265,7 @@ async fn repl(
     session: &Session,
     origin: &Origin<'_>,
     signals: &Signals,
+    thinking: bool,
 ) -> anyhow::Result<ExitCode> {
     let history =
         std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
@@ -290,7 +304,7 @@ async fn repl(
         let _ = editor.add_history_entry(message);
         let before = signals.now();
         tokio::select! {
-            reply = print_stream(session.send(message).stream(), agent.model_name()) => {
+            reply = print_stream(session.send(message).stream(), agent.model_name(), thinking) => {
                 let saved = match reply {
                     Ok(reply) => finish(reply, Some(session), origin).await.map(|_| ()),
                     Err(e) => Err(e),
@@ -309,4 +323,25 @@ async fn repl(
         let _ = editor.save_history(path);
     }
     Ok(ExitCode::from(exit::OK))
+}
+
+/// Thinking on its way to stderr: whole lines as they complete.
+#[derive(Default)]
+struct Thought(String);
+
+impl Thought {
+    fn push(&mut self, text: &str) {
+        self.0.push_str(text);
+        while let Some(end) = self.0.find('\n') {
+            let line: String = self.0.drain(..=end).collect();
+            progress::eprint_line(&format!("· {}", line.trim_end()));
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.0.trim().is_empty() {
+            progress::eprint_line(&format!("· {}", self.0.trim_end()));
+        }
+        self.0.clear();
+    }
 }

@@ -25,7 +25,12 @@ use std::io::{IsTerminal, Write};
 
 /// Writes the stream's events as JSON Lines; returns the reply. A spinner
 /// shows on stderr when it is a terminal and stdout is not (piped to a script).
-pub async fn print_stream(mut stream: AgentStream, model: &str) -> anyhow::Result<Reply> {
+/// With `thinking`, thinking pieces are `thinking` events.
+pub async fn print_stream(
+    mut stream: AgentStream,
+    model: &str,
+    thinking: bool,
+) -> anyhow::Result<Reply> {
     let mut out = std::io::stdout();
     let mut activity = Activity::new(model, !std::io::stdout().is_terminal());
     activity.waiting();
@@ -48,6 +53,9 @@ pub async fn print_stream(mut stream: AgentStream, model: &str) -> anyhow::Resul
         };
         match event {
             AgentEvent::TextDelta(text) => line(&mut out, &json!({"type": "text", "text": text}))?,
+            AgentEvent::ThinkingDelta(text) if thinking => {
+                line(&mut out, &json!({"type": "thinking", "text": text}))?;
+            }
             AgentEvent::ToolCallStarted(call) => line(
                 &mut out,
                 &json!({"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}),

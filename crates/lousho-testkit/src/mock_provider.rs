@@ -26,7 +26,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use reply::Body;
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -75,6 +75,8 @@ struct Shared {
     served: AtomicUsize,
     disconnects: AtomicUsize,
     disconnected: Notify,
+    /// Anthropic: the thinking signatures issued, with the text each signs.
+    signatures: Mutex<HashMap<String, String>>,
 }
 
 /// Configures a mock before it starts.
@@ -114,6 +116,7 @@ impl MockProviderBuilder {
             served: AtomicUsize::new(0),
             disconnects: AtomicUsize::new(0),
             disconnected: Notify::new(),
+            signatures: Mutex::new(HashMap::new()),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -264,7 +267,8 @@ async fn handle(
         }
     }
     if wire == Wire::Anthropic
-        && let Some((status, body)) = anthropic::check_request(&body)
+        && let Some((status, body)) =
+            anthropic::check_request(&body, &shared.signatures.lock().expect("lock"))
     {
         return json_response(status, body);
     }
@@ -297,7 +301,12 @@ async fn handle(
             let (frames, keep_alive) = match wire {
                 Wire::OpenAi => (openai::frames(&reply, &body, serial), openai::KEEP_ALIVE),
                 Wire::Anthropic => (
-                    anthropic::frames(&reply, &body, serial),
+                    anthropic::frames(
+                        &reply,
+                        &body,
+                        serial,
+                        &mut shared.signatures.lock().expect("lock"),
+                    ),
                     anthropic::KEEP_ALIVE,
                 ),
             };

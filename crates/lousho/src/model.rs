@@ -36,7 +36,9 @@ pub use price::{Price, PriceTable};
 #[cfg(feature = "spec")]
 pub(crate) use provider::process_env;
 pub use provider::{ApiKey, RetryNotice, RetryPolicy, SchemaProfile};
-pub use request::{ModelRequest, ModelSettings, PromptCache, ToolDefinition};
+pub use request::{
+    ModelRequest, ModelSettings, PromptCache, ReasoningEffort, Thinking, ToolDefinition,
+};
 #[cfg(feature = "spec")]
 pub(crate) use resolve::resolve_model_at;
 pub use resolve::{ModelFactory, ModelRef, resolve_model, resolve_model_with_env};

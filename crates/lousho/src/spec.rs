@@ -108,7 +108,8 @@ pub struct AgentSpec {
     /// The provider's base URL for `model` (`modelOptions.baseUrl`).
     pub base_url: Option<String>,
     /// Sampling settings sent with every request (`modelOptions.temperature`,
-    /// `modelOptions.maxOutputTokens`, `modelOptions.promptCache`).
+    /// `modelOptions.maxOutputTokens`, `modelOptions.promptCache`,
+    /// `modelOptions.thinkingBudget`, `modelOptions.reasoningEffort`).
     pub model_settings: ModelSettings,
     /// The system prompt.
     pub prompt: Option<String>,

@@ -55,3 +55,37 @@ fn out_of_range_model_options_are_spec_errors_naming_the_key() {
         assert!(stderr(&out).contains(key), "{options}: {}", stderr(&out));
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spec_asks_for_thinking_and_run_thinking_shows_it_on_stderr() {
+    let mock = MockProvider::anthropic()
+        .reply(
+            MockReply::new()
+                .thinking("First I weigh the options.")
+                .text("hi from the mock"),
+        )
+        .start()
+        .await;
+    let (_dir, spec) = spec_file(
+        "agent.yaml",
+        &format!(
+            "model: anthropic/claude-test\nmodelOptions:\n  baseUrl: {}\n  thinkingBudget: 2000\n",
+            mock.base_url()
+        ),
+    );
+    let mut cmd = tokio::process::Command::from(lousho());
+    cmd.env("ANTHROPIC_API_KEY", "sk-test")
+        .args(["run", &spec, "hello", "--thinking"]);
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "hi from the mock");
+    assert!(
+        stderr(&out).contains("· First I weigh the options."),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        mock.requests()[0].body["thinking"],
+        serde_json::json!({"type": "enabled", "budget_tokens": 2000})
+    );
+}

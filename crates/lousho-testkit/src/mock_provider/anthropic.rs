@@ -4,6 +4,7 @@
 
 use super::reply::{Body, MockReply, Step};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 pub(crate) const PATH: &str = "/v1/messages";
 pub(crate) const KEEP_ALIVE: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
@@ -47,9 +48,72 @@ pub(crate) fn check_auth(
     None
 }
 
-/// 400 for what the API refuses: see [`check_cache`] and [`check_tool_search`].
-pub(crate) fn check_request(request: &Value) -> Option<(u16, String)> {
-    check_cache(request).or_else(|| check_tool_search(request))
+/// 400 for what the API refuses: see [`check_cache`], [`check_thinking`]
+/// and [`check_tool_search`]. `signatures` are the thinking signatures the
+/// mock issued, with the text each signs.
+pub(crate) fn check_request(
+    request: &Value,
+    signatures: &HashMap<String, String>,
+) -> Option<(u16, String)> {
+    check_cache(request)
+        .or_else(|| check_thinking(request, signatures))
+        .or_else(|| check_tool_search(request))
+}
+
+/// 400 for a thinking block whose signature the mock did not issue for
+/// exactly its text, and, with thinking on, for a tool loop's last
+/// assistant turn that does not start with its thinking (the API's rule:
+/// thinking blocks go back, unchanged, before the turn's other blocks).
+fn check_thinking(request: &Value, signatures: &HashMap<String, String>) -> Option<(u16, String)> {
+    let bad = |message: String| Some((400, error_body("invalid_request_error", &message)));
+    let messages = request.get("messages").and_then(Value::as_array)?;
+    for (i, message) in messages.iter().enumerate() {
+        for (j, block) in list(message.get("content")).enumerate() {
+            if block.get("type") != Some(&json!("thinking")) {
+                continue;
+            }
+            let signature = block.get("signature").and_then(Value::as_str);
+            let text = block.get("thinking").and_then(Value::as_str);
+            match signature {
+                None => {
+                    return bad(format!(
+                        "messages.{i}.content.{j}.thinking.signature: Field required"
+                    ));
+                }
+                Some(sig) if signatures.get(sig).map(String::as_str) != text => {
+                    return bad(format!(
+                        "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let enabled = request
+        .pointer("/thinking/type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "enabled" || t == "adaptive");
+    let last_assistant = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m.get("role") == Some(&json!("assistant")));
+    if let Some((i, assistant)) = last_assistant
+        && enabled
+        && list(assistant.get("content")).any(|b| b.get("type") == Some(&json!("tool_use")))
+    {
+        let first = list(assistant.get("content"))
+            .next()
+            .and_then(|b| b.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if first != "thinking" && first != "redacted_thinking" {
+            return bad(format!(
+                "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block"
+            ));
+        }
+    }
+    None
 }
 
 /// Every block of the request that can carry `cache_control`: the tools,
@@ -143,8 +207,14 @@ fn check_tool_search(request: &Value) -> Option<(u16, String)> {
     None
 }
 
-/// The event stream for `reply`.
-pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<String> {
+/// The event stream for `reply`; the thinking signatures it issues are
+/// added to `signatures`.
+pub(crate) fn frames(
+    reply: &MockReply,
+    request: &Value,
+    serial: usize,
+    signatures: &mut HashMap<String, String>,
+) -> Vec<String> {
     let Body::Stream(steps) = &reply.body else {
         return Vec::new();
     };
@@ -244,6 +314,36 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
                 ));
                 out.push(frame(
                     &json!({ "type": "content_block_stop", "index": index + 1 }),
+                ));
+            }
+            Step::Thinking(pieces) => {
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "thinking", "thinking": "", "signature": "" } }),
+                ));
+                for p in pieces {
+                    out.push(frame(
+                        &json!({ "type": "content_block_delta", "index": index,
+                        "delta": { "type": "thinking_delta", "thinking": p } }),
+                    ));
+                }
+                let signature = format!("EqMock{serial}x{index}Sig==");
+                signatures.insert(signature.clone(), pieces.concat());
+                out.push(frame(
+                    &json!({ "type": "content_block_delta", "index": index,
+                    "delta": { "type": "signature_delta", "signature": signature } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index }),
+                ));
+            }
+            Step::RedactedThinking(data) => {
+                out.push(frame(
+                    &json!({ "type": "content_block_start", "index": index,
+                    "content_block": { "type": "redacted_thinking", "data": data } }),
+                ));
+                out.push(frame(
+                    &json!({ "type": "content_block_stop", "index": index }),
                 ));
             }
             Step::StreamError { kind, message } => {

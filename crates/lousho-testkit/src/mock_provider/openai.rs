@@ -91,8 +91,16 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
                 }
                 call_index += 1;
             }
+            Step::Thinking(pieces) => {
+                for p in pieces {
+                    out.push(frame(&delta(
+                        json!({ "reasoning_content": p }),
+                        Value::Null,
+                    )));
+                }
+            }
             // Anthropic only.
-            Step::ToolSearch { .. } => {}
+            Step::ToolSearch { .. } | Step::RedactedThinking(_) => {}
             Step::StreamError { kind, message } => {
                 out.push(frame(
                     &json!({ "error": { "message": message, "type": kind, "code": kind } }),
@@ -119,7 +127,7 @@ pub(crate) fn frames(reply: &MockReply, request: &Value, serial: usize) -> Vec<S
         last["usage"] = json!({
             "prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output,
             "prompt_tokens_details": { "cached_tokens": read, "audio_tokens": 0 },
-            "completion_tokens_details": { "reasoning_tokens": 0, "audio_tokens": 0,
+            "completion_tokens_details": { "reasoning_tokens": reply.reasoning, "audio_tokens": 0,
                 "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0 },
         });
         out.push(frame(&last));

@@ -16,6 +16,12 @@ pub(crate) enum Step {
     },
     /// An error event inside the stream (`type`, `message`).
     StreamError { kind: String, message: String },
+    /// Anthropic: a `thinking` block streamed as these pieces, then its
+    /// signature (issued by the mock). OpenAI: `reasoning_content` deltas,
+    /// as compatible servers stream reasoning.
+    Thinking(Vec<String>),
+    /// Anthropic: a `redacted_thinking` block with this encrypted data.
+    RedactedThinking(String),
     /// Anthropic's native tool search: a `server_tool_use` block with the
     /// query, then a `tool_search_tool_result` naming the tools found.
     ToolSearch {
@@ -65,6 +71,7 @@ pub struct MockReply {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) usage: Option<(u64, u64)>,
     pub(crate) cache: (u64, u64),
+    pub(crate) reasoning: u64,
     pub(crate) finish: Option<String>,
     pub(crate) delay: Duration,
     pub(crate) chunk_delay: Duration,
@@ -80,6 +87,7 @@ impl Default for MockReply {
             headers: Vec::new(),
             usage: None,
             cache: (0, 0),
+            reasoning: 0,
             finish: None,
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
@@ -210,6 +218,28 @@ impl MockReply {
     pub fn cache_tokens(mut self, read: u64, write: u64) -> Self {
         self.cache = (read, write);
         self
+    }
+
+    /// Of the [`usage`](Self::usage) output tokens, those spent reasoning
+    /// (OpenAI `completion_tokens_details.reasoning_tokens`; Anthropic does
+    /// not report them apart).
+    pub fn reasoning_tokens(mut self, n: u64) -> Self {
+        self.reasoning = n;
+        self
+    }
+
+    /// Streams thinking, word by word: on Anthropic a `thinking` block
+    /// (`thinking_delta`s, then a `signature_delta` with a signature the
+    /// mock issues and later checks: a request whose thinking block's
+    /// signature the mock did not issue for that exact text is answered
+    /// 400, as the API does); on OpenAI `reasoning_content` deltas.
+    pub fn thinking(self, text: &str) -> Self {
+        self.step(Step::Thinking(words(text)))
+    }
+
+    /// Anthropic: a `redacted_thinking` block carrying `data`.
+    pub fn redacted_thinking(self, data: &str) -> Self {
+        self.step(Step::RedactedThinking(data.into()))
     }
 
     /// The wire finish reason (`stop`/`tool_calls`, `end_turn`/`tool_use`, …);

@@ -9,6 +9,10 @@ use crate::tool::ToolOutput;
 pub enum AgentEvent {
     /// A piece of the model's text.
     TextDelta(String),
+    /// A piece of the model's thinking (when its settings ask for
+    /// [`Thinking`](crate::model::Thinking) and the provider streams it):
+    /// for display, never part of the reply's text.
+    ThinkingDelta(String),
     /// A tool call is about to run (after its approval, if it needed one).
     ToolCallStarted(ToolCall),
     /// A tool call needs a human's approval: the approval handler is asked

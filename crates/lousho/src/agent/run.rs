@@ -459,6 +459,9 @@ impl Run {
                     out.text.push_str(&t);
                     self.emit(AgentEvent::TextDelta(t)).await?;
                 }
+                Some(Ok(ModelEvent::ThinkingDelta(t))) => {
+                    self.emit(AgentEvent::ThinkingDelta(t)).await?;
+                }
                 Some(Ok(ModelEvent::ToolCall(c))) => out.calls.push(c),
                 Some(Ok(ModelEvent::Usage(u))) => out.usage += u,
                 Some(Ok(ModelEvent::Provider(block))) => out.blocks.push(block),

@@ -83,6 +83,11 @@ pub enum FinishReason {
 pub enum ModelEvent {
     /// A piece of text.
     TextDelta(String),
+    /// A piece of the model's thinking (Anthropic `thinking_delta`,
+    /// compatible servers' `reasoning_content`): shown, never part of the
+    /// answer. What goes back to the provider comes as a
+    /// [`Provider`](ModelEvent::Provider) block.
+    ThinkingDelta(String),
     /// A complete tool call (providers reassemble fragmented arguments).
     ToolCall(ToolCall),
     /// Token usage (may come more than once; the agent adds them up).

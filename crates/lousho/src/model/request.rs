@@ -50,6 +50,64 @@ pub struct ModelSettings {
     /// prompt cache (default [`PromptCache::Auto`]).
     #[serde(default, skip_serializing_if = "PromptCache::is_auto")]
     pub prompt_cache: PromptCache,
+    /// How the model reasons before it answers (default
+    /// [`Thinking::Default`]: nothing is sent).
+    #[serde(default, skip_serializing_if = "Thinking::is_default")]
+    pub thinking: Thinking,
+}
+
+/// Reasoning before the answer, for models that do it. See
+/// docs/providers.md ("Thinking and reasoning").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Thinking {
+    /// The provider's default: no thinking or reasoning parameter is sent.
+    #[default]
+    Default,
+    /// Anthropic extended thinking with this budget of tokens (at least
+    /// 1024; `thinking: {type: "enabled", budget_tokens}`). Not sent to
+    /// Chat Completions servers, which take an effort instead.
+    Budget(u32),
+    /// A reasoning effort: `reasoning_effort` for Chat Completions (OpenAI's
+    /// reasoning models, and compatible servers that take it); for Anthropic,
+    /// adaptive thinking (`thinking: {type: "adaptive"}`) with
+    /// `output_config.effort` (Claude 4.6 and later).
+    Effort(ReasoningEffort),
+}
+
+impl Thinking {
+    /// Whether this is [`Thinking::Default`].
+    pub fn is_default(&self) -> bool {
+        matches!(self, Thinking::Default)
+    }
+}
+
+/// How hard a model reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReasoningEffort {
+    /// As little as possible (OpenAI `minimal`; Anthropic `low`).
+    Minimal,
+    /// Little.
+    Low,
+    /// Some.
+    Medium,
+    /// Much.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The value as OpenAI spells it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
 }
 
 /// Prompt caching, for providers that cache only what the request marks
@@ -86,6 +144,14 @@ impl ModelSettings {
     #[must_use]
     pub fn temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets thinking: a budget (`Thinking::Budget(8000)`) or an effort
+    /// (`Thinking::Effort(ReasoningEffort::High)`).
+    #[must_use]
+    pub fn thinking(mut self, thinking: Thinking) -> Self {
+        self.thinking = thinking;
         self
     }
 

@@ -186,7 +186,8 @@ pub(crate) enum OnErrorFile {
     Skip,
 }
 
-/// `modelOptions: { baseUrl, temperature, maxOutputTokens, promptCache }`.
+/// `modelOptions: { baseUrl, temperature, maxOutputTokens, promptCache,
+/// thinkingBudget, reasoningEffort }`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(rename = "ModelOptions")]
@@ -201,6 +202,11 @@ pub(crate) struct ModelOptionsFile {
     pub max_output_tokens: Option<u32>,
     /// Whether requests mark their stable prefix (tools, system prompt, conversation) for the provider's prompt cache: Anthropic `cache_control` breakpoints (default true). OpenAI caches on its own either way.
     pub prompt_cache: Option<bool>,
+    /// Anthropic extended thinking with this token budget (at least 1024; counts toward the output limit). Not with `reasoningEffort`.
+    #[schemars(range(min = 1024))]
+    pub thinking_budget: Option<u32>,
+    /// A reasoning effort: OpenAI `reasoning_effort`; Anthropic adaptive thinking with this effort (Claude 4.6 and later). Not with `thinkingBudget`.
+    pub reasoning_effort: Option<crate::model::ReasoningEffort>,
 }
 
 /// `permissions: { rules: [...] }`.

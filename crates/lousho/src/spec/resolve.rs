@@ -11,7 +11,7 @@ use super::{
     Approvals, BUILTIN_NAMES, ServeSpec, SpecError, SpecErrorKind, check_base_url, check_model,
     suggest,
 };
-use crate::model::{ModelSettings, PromptCache};
+use crate::model::{ModelSettings, PromptCache, Thinking};
 use crate::policy::{PermissionRule, Permissions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -71,7 +71,26 @@ pub(super) fn model_settings(
             "modelOptions.maxOutputTokens",
         ));
     }
-    let mut settings = ModelSettings::default();
+    let thinking = match (options.thinking_budget, options.reasoning_effort) {
+        (Some(_), Some(_)) => {
+            return Err(at.key(
+                SpecErrorKind::Invalid(
+                    "set a thinking budget or a reasoning effort, not both".into(),
+                ),
+                "modelOptions.reasoningEffort",
+            ));
+        }
+        (Some(n), None) if n < 1024 => {
+            return Err(at.key(
+                SpecErrorKind::Invalid("must be at least 1024".into()),
+                "modelOptions.thinkingBudget",
+            ));
+        }
+        (Some(n), None) => Thinking::Budget(n),
+        (None, Some(effort)) => Thinking::Effort(effort),
+        (None, None) => Thinking::Default,
+    };
+    let mut settings = ModelSettings::default().thinking(thinking);
     if let Some(t) = options.temperature {
         settings = settings.temperature(t);
     }

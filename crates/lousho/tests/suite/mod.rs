@@ -39,6 +39,7 @@ mod providers_cache;
 mod providers_common;
 mod providers_compatible;
 mod providers_openai;
+mod providers_thinking;
 mod resume;
 mod run_request;
 mod sampling_model;

@@ -288,3 +288,36 @@ fn the_serve_section_sets_the_http_load_limits() {
     assert_eq!(s.max_agent_runs, Some(8));
     assert_eq!(s.client_share_percent, Some(100));
 }
+
+#[test]
+fn model_options_ask_for_thinking_by_budget_or_effort_not_both() {
+    use lousho::model::{ReasoningEffort, Thinking};
+    let dir = tempfile::tempdir().unwrap();
+    let load = |yaml: &str| {
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        SpecLoader::new().without_env().load(&path)
+    };
+    let budget = load("model: test\nmodelOptions: { thinkingBudget: 4000 }\n").unwrap();
+    assert_eq!(budget.model_settings.thinking, Thinking::Budget(4000));
+    let effort = load("model: test\nmodelOptions: { reasoningEffort: high }\n").unwrap();
+    assert_eq!(
+        effort.model_settings.thinking,
+        Thinking::Effort(ReasoningEffort::High)
+    );
+    assert_eq!(
+        load("model: test\n").unwrap().model_settings.thinking,
+        Thinking::Default
+    );
+    let both = load("model: test\nmodelOptions: { thinkingBudget: 4000, reasoningEffort: low }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(both.contains("modelOptions.reasoningEffort"), "{both}");
+    let small = load("model: test\nmodelOptions: { thinkingBudget: 100 }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        small.contains("modelOptions.thinkingBudget") && small.contains("1024"),
+        "{small}"
+    );
+}

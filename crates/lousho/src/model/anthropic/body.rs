@@ -1,6 +1,8 @@
 //! The Messages API request body.
 
-use crate::model::{Message, ModelRequest, Part, PromptCache, Role, ToolDefinition};
+use crate::model::{
+    Message, ModelRequest, Part, PromptCache, ReasoningEffort, Role, Thinking, ToolDefinition,
+};
 use crate::tool::{Content, ToolOutput};
 use serde_json::{Map, Value, json};
 
@@ -58,10 +60,31 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, default_max_toke
     let cache = caches(request);
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
-    body.insert(
-        "max_tokens".into(),
-        json!(request.settings.max_tokens.unwrap_or(default_max_tokens)),
-    );
+    // The thinking budget counts toward `max_tokens`: without a limit of
+    // its own, the answer keeps the default room beside it.
+    let max_tokens = match (request.settings.max_tokens, request.settings.thinking) {
+        (Some(max), _) => max,
+        (None, Thinking::Budget(budget)) => default_max_tokens.saturating_add(budget),
+        (None, _) => default_max_tokens,
+    };
+    body.insert("max_tokens".into(), json!(max_tokens));
+    match request.settings.thinking {
+        Thinking::Budget(budget) => {
+            body.insert(
+                "thinking".into(),
+                json!({ "type": "enabled", "budget_tokens": budget }),
+            );
+        }
+        Thinking::Effort(effort) => {
+            let effort = match effort {
+                ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
+                other => other.as_str(),
+            };
+            body.insert("thinking".into(), json!({ "type": "adaptive" }));
+            body.insert("output_config".into(), json!({ "effort": effort }));
+        }
+        _ => {}
+    }
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         let system = if cache {
             json!([{ "type": "text", "text": system, "cache_control": breakpoint() }])
@@ -98,9 +121,14 @@ fn messages(messages: &[Message]) -> Vec<Value> {
             Role::Assistant => "assistant",
             Role::User | Role::Tool => "user",
         };
-        let blocks: Vec<Value> = message.parts.iter().filter_map(block).collect();
+        let mut blocks: Vec<Value> = message.parts.iter().filter_map(block).collect();
         if blocks.is_empty() {
             continue;
+        }
+        if role == "assistant" {
+            // A response's thinking comes before its text and tool calls,
+            // and must go back there (the agent keeps text first).
+            blocks.sort_by_key(|b| !is_thinking(b));
         }
         match out.last_mut() {
             Some((last, content)) if *last == role => {
@@ -144,6 +172,14 @@ fn mark_conversation(messages: &mut [Value]) {
     if let Some(previous) = earlier.iter_mut().rev().find(|m| m["role"] == "user") {
         mark_last_block(previous);
     }
+}
+
+/// A `thinking` or `redacted_thinking` block.
+fn is_thinking(block: &Value) -> bool {
+    matches!(
+        block.get("type").and_then(Value::as_str),
+        Some("thinking" | "redacted_thinking")
+    )
 }
 
 fn mark_last_block(message: &mut Value) {

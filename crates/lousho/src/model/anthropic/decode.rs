@@ -1,5 +1,6 @@
 //! The Messages API event stream to [`ModelEvent`]s: `message_start`,
-//! `content_block_start/delta/stop` (`text_delta`, `input_json_delta`),
+//! `content_block_start/delta/stop` (`text_delta`, `input_json_delta`,
+//! `thinking_delta`, `signature_delta`),
 //! `message_delta` (stop reason, usage), `message_stop`, `ping`, `error`.
 
 use super::error::in_stream;
@@ -66,6 +67,13 @@ enum ContentBlock {
         #[serde(default)]
         input: Value,
     },
+    /// Extended thinking, its text and signature streaming as deltas.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
     /// A server tool's call (native tool search), kept for later requests.
     ServerToolUse {
         #[serde(default)]
@@ -75,8 +83,7 @@ enum ContentBlock {
         #[serde(default)]
         input: Value,
     },
-    /// Thinking, server tool results and block types this version does not
-    /// know.
+    /// Server tool results and block types this version does not know.
     #[serde(other)]
     Other,
 }
@@ -92,7 +99,15 @@ enum BlockDelta {
         #[serde(default)]
         partial_json: String,
     },
-    /// Thinking, signature and citation deltas.
+    ThinkingDelta {
+        #[serde(default)]
+        thinking: String,
+    },
+    SignatureDelta {
+        #[serde(default)]
+        signature: String,
+    },
+    /// Citation deltas and delta types this version does not know.
     #[serde(other)]
     Other,
 }
@@ -132,9 +147,14 @@ enum Block {
         input: Value,
         json: String,
     },
-    /// A server tool's result, whole (kept as sent).
+    /// Thinking: its text and signature, kept to go back as sent.
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    /// A server tool's result or redacted thinking, whole (kept as sent).
     Keep(Value),
-    /// Thinking and block types this version does not know.
+    /// Block types this version does not know.
     Other,
 }
 
@@ -205,6 +225,12 @@ fn provider_block(block: Block) -> ProviderBlock {
             };
             serde_json::json!({ "type": "server_tool_use", "id": id, "name": name, "input": input })
         }
+        Block::Thinking {
+            thinking,
+            signature,
+        } => {
+            serde_json::json!({ "type": "thinking", "thinking": thinking, "signature": signature })
+        }
         Block::Keep(value) => value,
         Block::Text | Block::ToolUse { .. } | Block::Other => Value::Null,
     };
@@ -249,7 +275,7 @@ impl StreamDecoder for Decoder {
                 let keep = content_block
                     .get("type")
                     .and_then(Value::as_str)
-                    .is_some_and(|t| t.ends_with("_tool_result"));
+                    .is_some_and(|t| t.ends_with("_tool_result") || t == "redacted_thinking");
                 let parsed = if keep {
                     ContentBlock::Other
                 } else {
@@ -277,6 +303,18 @@ impl StreamDecoder for Decoder {
                         input,
                         json: String::new(),
                     },
+                    ContentBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => {
+                        if !thinking.is_empty() {
+                            out.push_back(ModelEvent::ThinkingDelta(thinking.clone()));
+                        }
+                        Block::Thinking {
+                            thinking,
+                            signature,
+                        }
+                    }
                     ContentBlock::Other => Block::Other,
                 };
                 self.blocks.insert(index, block);
@@ -292,16 +330,30 @@ impl StreamDecoder for Decoder {
                     ) => {
                         json.push_str(&partial_json);
                     }
+                    (
+                        Some(Block::Thinking { thinking, .. }),
+                        BlockDelta::ThinkingDelta { thinking: piece },
+                    ) if !piece.is_empty() => {
+                        thinking.push_str(&piece);
+                        out.push_back(ModelEvent::ThinkingDelta(piece));
+                    }
+                    (
+                        Some(Block::Thinking { signature, .. }),
+                        BlockDelta::SignatureDelta { signature: piece },
+                    ) => {
+                        signature.push_str(&piece);
+                    }
                     (None, _) => {
                         return Err(self.invalid(format!(
                             "a delta for content block {index}, which never started"
                         )));
                     }
-                    _ => {} // thinking, signature and citation deltas
+                    _ => {} // citation deltas
                 }
             }
             StreamEvent::ContentBlockStop { index } => {
-                if let Some(Block::Keep(_) | Block::ServerToolUse { .. }) = self.blocks.get(&index)
+                if let Some(Block::Keep(_) | Block::ServerToolUse { .. } | Block::Thinking { .. }) =
+                    self.blocks.get(&index)
                 {
                     if let Some(block) = self.blocks.remove(&index) {
                         out.push_back(ModelEvent::Provider(provider_block(block)));
@@ -392,6 +444,7 @@ mod tests {
             r#"{"type":"ping"}"#,
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}"#,
             r#"{"type":"content_block_stop","index":0}"#,
             r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
             r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
@@ -404,6 +457,11 @@ mod tests {
             r#"{"type":"message_stop"}"#,
         ])
         .unwrap();
+        assert!(matches!(&events[0], ModelEvent::ThinkingDelta(t) if t == "hm"));
+        assert!(
+            matches!(&events[1], ModelEvent::Provider(b) if b.block == serde_json::json!({"type": "thinking", "thinking": "hm", "signature": "EqQB"}))
+        );
+        let events = &events[2..];
         assert!(matches!(&events[0], ModelEvent::TextDelta(t) if t == "Hi"));
         assert!(
             matches!(&events[1], ModelEvent::ToolCall(c) if c.name == "look" && c.arguments == serde_json::json!({"q": 1}))

@@ -1,6 +1,6 @@
 //! The Chat Completions request body.
 
-use crate::model::{Message, ModelRequest, Part, Role, ToolDefinition};
+use crate::model::{Message, ModelRequest, Part, Role, Thinking, ToolDefinition};
 use crate::tool::ToolOutput;
 use serde_json::{Map, Value, json};
 
@@ -60,6 +60,9 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, options: BodyOpt
     }
     if let Some(t) = request.settings.temperature {
         body.insert("temperature".into(), json!(rounded(t)));
+    }
+    if let Thinking::Effort(effort) = request.settings.thinking {
+        body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
     body.insert("stream".into(), json!(true));
     if options.include_usage {

@@ -32,6 +32,12 @@ struct Choice {
 struct Delta {
     #[serde(default)]
     content: Option<String>,
+    /// Reasoning text, as DeepSeek, vLLM and others stream it.
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    /// Reasoning text, as OpenRouter and Ollama stream it.
+    #[serde(default)]
+    reasoning: Option<String>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -200,6 +206,13 @@ impl StreamDecoder for Decoder {
         }
         for choice in chunk.choices.into_iter().take(1) {
             if let Some(delta) = choice.delta {
+                if let Some(text) = delta
+                    .reasoning_content
+                    .or(delta.reasoning)
+                    .filter(|t| !t.is_empty())
+                {
+                    out.push_back(ModelEvent::ThinkingDelta(text));
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
                     out.push_back(ModelEvent::TextDelta(text));
                 }

@@ -8,7 +8,6 @@
 use super::listen::{ShedCount, busy};
 use crate::sync::MutexExt;
 use axum::response::Response;
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -76,24 +75,6 @@ impl Admission {
             _call: call,
         })
     }
-}
-
-/// The tool a `tools/call` body names (`params.name`), read without keeping
-/// the arguments.
-pub(crate) fn tool_name(body: &[u8]) -> Option<Cow<'_, str>> {
-    #[derive(serde::Deserialize)]
-    struct Call<'a> {
-        #[serde(borrow)]
-        params: Params<'a>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        name: Cow<'a, str>,
-    }
-    serde_json::from_slice::<Call<'_>>(body)
-        .ok()
-        .map(|c| c.params.name)
 }
 
 /// A call's slots, held until its response ends.
@@ -202,13 +183,6 @@ mod tests {
             },
             HashSet::from(["agent".to_owned()]),
         )
-    }
-
-    #[test]
-    fn the_tool_name_is_read_from_a_call() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":[1,{"name":"no"}]},"name":"agent"}}"#;
-        assert_eq!(tool_name(body).as_deref(), Some("agent"));
-        assert_eq!(tool_name(br#"{"method":"ping"}"#), None);
     }
 
     #[tokio::test(start_paused = true)]

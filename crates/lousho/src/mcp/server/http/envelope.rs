@@ -18,8 +18,14 @@ use std::fmt;
 pub(crate) enum Envelope {
     /// Pass it on.
     Ok,
-    /// A `tools/call` request with this id (as the cancel registry keys it).
-    Call(String),
+    /// A `tools/call` request with this id (as the cancel registry keys it),
+    /// naming this tool (`params.name`, when it is a string).
+    Call {
+        /// The request's id, as the cancel registry keys it.
+        id: String,
+        /// The tool it calls.
+        tool: Option<String>,
+    },
     /// A `notifications/cancelled` for the request with this id.
     Cancel(String),
     /// Answer with this instead.
@@ -46,9 +52,12 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
 
-/// Whether a value is a JSON object, read without keeping it.
+/// Whether a value is a JSON object, read without keeping it — except its
+/// `name` when that is a string (a `tools/call`'s tool, which admission
+/// needs), so the body is walked once.
 struct Shape {
     object: bool,
+    name: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for Shape {
@@ -60,30 +69,58 @@ impl<'de> Deserialize<'de> for Shape {
                 f.write_str("any JSON value")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Shape { object: true })
+                let mut name = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "name" {
+                        name = map.next_value::<Value>()?.as_str().map(str::to_owned);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Shape { object: true, name })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
             fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
-                Ok(Shape { object: false })
+                Ok(Shape {
+                    object: false,
+                    name: None,
+                })
             }
         }
         d.deserialize_any(V)
@@ -134,7 +171,7 @@ pub(crate) fn check(body: &[u8]) -> Envelope {
             "Invalid Request: `id` must be a string or an integer",
         ));
     }
-    if parsed.params.is_some_and(|p| !p.object) {
+    if parsed.params.as_ref().is_some_and(|p| !p.object) {
         return Envelope::Bad(error(
             id,
             -32600,
@@ -147,7 +184,10 @@ pub(crate) fn check(body: &[u8]) -> Envelope {
             None => Envelope::Ok,
         },
         Some("tools/call") => match id.as_ref().and_then(request_id_string) {
-            Some(id) => Envelope::Call(id),
+            Some(id) => Envelope::Call {
+                id,
+                tool: parsed.params.and_then(|p| p.name),
+            },
             None => Envelope::Ok,
         },
         _ => Envelope::Ok,
@@ -200,4 +240,23 @@ pub(crate) fn error(id: Option<Value>, code: i64, message: &str) -> Response {
         "error": { "code": code, "message": message },
     });
     (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tool_name_is_read_from_a_call() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":[1,{"name":"no"}]},"name":"agent"}}"#;
+        match check(body) {
+            Envelope::Call { id, tool } => {
+                assert_eq!(id, request_id_string(&Value::from(1)).unwrap());
+                assert_eq!(tool.as_deref(), Some("agent"));
+            }
+            _ => panic!("a tools/call"),
+        }
+        let ping = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+        assert!(matches!(check(ping), Envelope::Ok));
+    }
 }

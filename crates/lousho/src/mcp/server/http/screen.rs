@@ -5,7 +5,7 @@
 
 use super::super::cancel::{CancelRegistry, Principal, Registration};
 use super::super::handler::LoushoServer;
-use super::admission::{self, Admission, Admitted};
+use super::admission::{Admission, Admitted};
 use super::envelope::{self, Envelope};
 use super::host::AllowedHosts;
 use super::listen::{BODY_RATE_GRACE, BodyTooSlow, ClientAddr};
@@ -93,14 +93,13 @@ impl tower_service::Service<Request> for Screened {
                 Ok(screened) => screened,
                 Err(response) => return Ok(response),
             };
-            let Some((cancel, registration)) = call else {
+            let Some((cancel, registration, tool)) = call else {
                 return Ok(rejected_as_jsonrpc(inner.handle(req).await, json, &body));
             };
             let client = req
                 .extensions()
                 .get::<ClientAddr>()
                 .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0);
-            let tool = admission::tool_name(&body);
             let admitted = match screen.admission.admit(client, tool.as_deref()).await {
                 Ok(admitted) => admitted,
                 Err(busy) => return Ok(busy),
@@ -145,10 +144,14 @@ pub(super) async fn drain(req: Request) {
 /// request with its principal, applies `notifications/cancelled` to the
 /// matching in-flight call, and registers a `tools/call` so one can. `Err` is
 /// the response to send instead of passing the request on.
+/// A `tools/call` past the screen: its cancel token, its registration, the
+/// tool it names.
+type ScreenedCall = (CancellationToken, Registration, Option<String>);
+
 async fn screen_post(
     screen: &Screen,
     req: Request,
-) -> Result<(Request, Bytes, Option<(CancellationToken, Registration)>), Response> {
+) -> Result<(Request, Bytes, Option<ScreenedCall>), Response> {
     let principal = Principal(
         req.headers()
             .get(header::AUTHORIZATION)
@@ -189,10 +192,10 @@ async fn screen_post(
             screen.cancels.cancel(&principal, id);
             None
         }
-        Envelope::Call(id) => {
+        Envelope::Call { id, tool } => {
             let token = CancellationToken::new();
             let registration = screen.cancels.register(&principal, id, token.clone());
-            Some((token, registration))
+            Some((token, registration, tool))
         }
         Envelope::Ok => None,
         Envelope::Bad(response) => return Err(response),

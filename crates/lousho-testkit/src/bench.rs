@@ -46,3 +46,29 @@ pub fn floor_answer(message: &[u8]) -> Option<Vec<u8>> {
     out.push(b'\n');
     Some(out)
 }
+
+/// Starts an HTTP MCP server for a benchmark (`program args…`, stdin and
+/// stderr closed, killed on drop) and reads the URL from the
+/// `listening on <url>` line it prints first.
+pub async fn spawn_listening(
+    program: &std::path::Path,
+    args: &[String],
+) -> Result<(tokio::process::Child, String), Box<dyn std::error::Error + Send + Sync>> {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut out = tokio::io::BufReader::new(child.stdout.take().ok_or("no stdout")?);
+    let mut line = String::new();
+    out.read_line(&mut line).await?;
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or("no listening line")?
+        .to_owned();
+    Ok((child, url))
+}

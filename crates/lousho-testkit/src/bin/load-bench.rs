@@ -15,11 +15,10 @@
 //! ```
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -60,21 +59,13 @@ struct Peer {
 
 impl Peer {
     async fn spawn(s: &Server) -> Result<Self, BoxError> {
-        let mut child = Command::new(&s.program)
-            .args(["--http", "--port", "0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut line = String::new();
-        out.read_line(&mut line).await?;
-        let url = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .ok_or("no listening line")?;
-        let addr = url.split('/').next().ok_or("no address")?.to_owned();
+        let args = ["--http", "--port", "0"].map(String::from);
+        let (child, url) = lousho_testkit::bench::spawn_listening(&s.program, &args).await?;
+        let addr = url
+            .strip_prefix("http://")
+            .and_then(|u| u.split('/').next())
+            .ok_or("no address")?
+            .to_owned();
         Ok(Self { child, addr })
     }
 }

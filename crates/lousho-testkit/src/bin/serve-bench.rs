@@ -381,21 +381,9 @@ impl HttpPeer {
         if s.name == "lousho" {
             args.extend(["--port".into(), "0".into()]);
         }
-        let mut child = Command::new(&s.program)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        let mut out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut line = String::new();
-        out.read_line(&mut line).await?;
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .ok_or("no listening line")?
-            .to_owned();
+        let (child, url) = lousho_testkit::bench::spawn_listening(&s.program, &args)
+            .await
+            .map_err(|e| e as BoxError)?;
         Ok(Self { child, url })
     }
 }

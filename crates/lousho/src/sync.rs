@@ -14,18 +14,22 @@ use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockW
 pub(crate) trait MutexExt<T: ?Sized> {
     /// Lock, ignoring poisoning.
     fn lock_unpoisoned(&self) -> MutexGuard<'_, T>;
+    /// The data of a mutex held exclusively, ignoring poisoning.
+    fn get_mut_unpoisoned(&mut self) -> &mut T;
 }
 
 impl<T: ?Sized> MutexExt<T> for Mutex<T> {
     fn lock_unpoisoned(&self) -> MutexGuard<'_, T> {
         self.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn get_mut_unpoisoned(&mut self) -> &mut T {
+        self.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// [`RwLock::read`] and [`RwLock::write`] that take the guard even when the
 /// lock is poisoned (see the [module docs](self) for why that is sound here).
-// Its users (`mcp/client/connection.rs`) move to it in the client's rewrite.
-#[allow(dead_code)]
 pub(crate) trait RwLockExt<T: ?Sized> {
     /// Lock for reading, ignoring poisoning.
     fn read_unpoisoned(&self) -> RwLockReadGuard<'_, T>;

@@ -23,13 +23,14 @@ use super::tool::{Listing, McpTool, RemoteTool};
 use super::warnings;
 use crate::mcp::protocol::{carries_request_meta, uses_handshake};
 use crate::policy::{PinState, ServerPins, ToolDrift};
+use crate::sync::{MutexExt, RwLockExt};
 use crate::tool::Tool;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::ClientServiceExt;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 mod tool_calls;
@@ -206,8 +207,7 @@ impl Connection {
     /// Whether the server's current listing has the tool `bare_name`.
     pub(crate) fn lists(&self, bare_name: &str) -> bool {
         self.tools
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+            .read_unpoisoned()
             .iter()
             .any(|t| t.bare_name() == bare_name)
     }
@@ -251,7 +251,7 @@ impl Connection {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
-        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+        self.slot.lock_unpoisoned()
     }
 
     /// The tools as last listed (kept across reconnects). Each holds this
@@ -262,12 +262,8 @@ impl Connection {
         let Some(this) = self.this.upgrade() else {
             return Vec::new();
         };
-        let listed = self
-            .tools
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let mut made = self.made.lock().unwrap_or_else(PoisonError::into_inner);
+        let listed = self.tools.read_unpoisoned().clone();
+        let mut made = self.made.lock_unpoisoned();
         if let Some(from) = &made.from
             && Arc::ptr_eq(from, &listed)
             && let Some(tools) = made
@@ -690,8 +686,8 @@ impl Connection {
         for d in &drift {
             warnings::pin_drift(d, self.pin_check.as_ref().map(|p| p.mode));
         }
-        *self.drift.write().unwrap_or_else(PoisonError::into_inner) = drift;
-        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::from(tools);
+        *self.drift.write_unpoisoned() = drift;
+        *self.tools.write_unpoisoned() = Arc::from(tools);
         self.listed.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
@@ -700,11 +696,7 @@ impl Connection {
         if !self.listed.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        let tools = self
-            .tools
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let tools = self.tools.read_unpoisoned().clone();
         let mut pins = ServerPins::new();
         for t in tools.iter() {
             pins = pins.tool(t.bare_name(), t.definition.clone());
@@ -714,10 +706,7 @@ impl Connection {
 
     /// The drift the last listing found.
     pub(crate) fn drift(&self) -> Vec<ToolDrift> {
-        self.drift
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.drift.read_unpoisoned().clone()
     }
 
     /// Turns a listing into tools: filtered, named, checked for collisions,

@@ -9,8 +9,8 @@ use super::process::StdioProcess;
 use super::replies::Replies;
 use super::stderr::StderrBuffer;
 use super::stdout_watch::StdoutNoise;
+use crate::sync::MutexExt;
 use rmcp::service::{Peer, RoleClient, RunningService};
-use std::sync::PoisonError;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -114,15 +114,12 @@ impl Live {
 
     /// Keeps a background task that ends with this connection.
     pub(crate) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
-        self.tasks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(task);
+        self.tasks.lock_unpoisoned().push(task);
     }
 
     /// Marks the connection dead (a call saw the transport go away).
     pub(crate) fn mark_broken(&self, reason: &str) {
-        let mut b = self.broken.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut b = self.broken.lock_unpoisoned();
         if b.is_none() {
             *b = Some(reason.to_owned());
         }
@@ -130,12 +127,7 @@ impl Live {
 
     /// Why the connection is dead, or `None` while it is usable.
     pub(crate) fn dead_reason(&self) -> Option<String> {
-        if let Some(r) = self
-            .broken
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-        {
+        if let Some(r) = self.broken.lock_unpoisoned().clone() {
             return Some(r);
         }
         if self.peer.is_transport_closed() {
@@ -181,12 +173,7 @@ impl Live {
 
     /// Ends the session, stops the process group and reaps it. Idempotent.
     pub(crate) async fn shutdown(&self) {
-        let tasks: Vec<_> = self
-            .tasks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .collect();
+        let tasks: Vec<_> = self.tasks.lock_unpoisoned().drain(..).collect();
         for task in tasks {
             task.abort();
             // Dropping a listen subscription sends its cancellation; make
@@ -195,11 +182,7 @@ impl Live {
             let _ = task.await;
         }
         tokio::task::yield_now().await;
-        let service = self
-            .service
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let service = self.service.lock_unpoisoned().take();
         if let Some(service) = service {
             // Closing the session closes the child's stdin (stdio) or ends the
             // HTTP session.
@@ -223,12 +206,7 @@ impl Drop for Live {
     /// connection went away): the background tasks end with it; the session
     /// and the process group stop through their own drops.
     fn drop(&mut self) {
-        for task in self
-            .tasks
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-        {
+        for task in self.tasks.get_mut_unpoisoned().drain(..) {
             task.abort();
         }
     }

@@ -14,11 +14,12 @@
 //! Only ids of requests we sent and that are still unanswered count, so a
 //! server cannot grow these tables or fail a call it was not asked.
 
+use crate::sync::MutexExt;
 use rmcp::model::{ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 /// At most this many reasons are kept for calls that never pick theirs up
 /// (a `tools/list` or an abandoned call); older ones are forgotten.
@@ -57,7 +58,7 @@ struct TopLevel {
 
 impl Replies {
     fn lock(&self) -> std::sync::MutexGuard<'_, InFlight> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock_unpoisoned()
     }
 
     /// We sent a request with `id`.

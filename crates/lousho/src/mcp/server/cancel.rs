@@ -8,9 +8,10 @@
 //! cancels the call only when exactly one in-flight call matches, so two
 //! clients that happen to use the same request id never cancel each other.
 
+use crate::sync::MutexExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// Who sent an HTTP request: the `Authorization` header's value, or empty.
@@ -48,11 +49,7 @@ impl CancelRegistry {
     ) -> Registration {
         let serial = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let key = (principal.0.clone(), request_id);
-        let mut calls = self
-            .inner
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut calls = self.inner.calls.lock_unpoisoned();
         calls.entry(key.clone()).or_default().push((serial, token));
         Registration {
             inner: self.inner.clone(),
@@ -64,11 +61,7 @@ impl CancelRegistry {
     /// Cancels the one in-flight call `principal` made with `request_id`;
     /// returns whether one was cancelled.
     pub(crate) fn cancel(&self, principal: &Principal, request_id: String) -> bool {
-        let calls = self
-            .inner
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let calls = self.inner.calls.lock_unpoisoned();
         match calls
             .get(&(principal.0.clone(), request_id))
             .map(Vec::as_slice)
@@ -90,11 +83,7 @@ impl CancelRegistry {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let mut calls = self
-            .inner
-            .calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut calls = self.inner.calls.lock_unpoisoned();
         if let Some(list) = calls.get_mut(&self.key) {
             list.retain(|(s, _)| *s != self.serial);
             if list.is_empty() {

@@ -12,6 +12,7 @@
 
 use super::approval;
 use crate::policy::{ApprovalDecision, ApprovalRequest};
+use crate::sync::MutexExt;
 use crate::tool::Elicitation;
 use rmcp::model::{
     CallToolResult, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests,
@@ -19,7 +20,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -58,7 +59,7 @@ pub(crate) enum Round {
 
 impl ParkedRuns {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+        self.runs.lock_unpoisoned()
     }
 
     /// Waits for the run's next step: a question parks it and becomes the

@@ -13,6 +13,7 @@ mod fingerprint;
 mod handler;
 mod http;
 mod identity;
+mod input_rounds;
 mod live;
 mod load;
 pub(crate) mod naming;

@@ -4,6 +4,7 @@
 //! retries belong to the connection ([`ManagedCalls`]).
 
 use super::error::McpError;
+use super::input_rounds::{self, MAX_ROUNDS, RoundFailure};
 use super::live::Live;
 use super::replies::InvalidReply;
 use super::result::to_output;
@@ -12,7 +13,7 @@ use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, RequestId, ServerResult,
+    CancelledNotificationParam, ClientRequest, InputRequiredResult, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
@@ -73,6 +74,8 @@ pub(crate) enum CallFailure {
     Oversize,
     /// The reply could not be read; why.
     InvalidResponse(String),
+    /// The server's input-required rounds could not be completed.
+    Rounds(RoundFailure),
 }
 
 impl CallFailure {
@@ -101,6 +104,8 @@ impl CallFailure {
                 return Ok(ToolOutput::error(message));
             }
             CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
+            CallFailure::Rounds(RoundFailure::Cancelled) => return Err(ToolError::Cancelled),
+            CallFailure::Rounds(failure) => failure.describe(),
             CallFailure::Service(e) => describe(&e, timeout),
         };
         let mut message = format!("MCP server `{server}`: tool `{tool}` failed: {reason}");
@@ -132,7 +137,7 @@ fn describe(e: &ServiceError, timeout: Duration) -> String {
         }
         ServiceError::McpError(data) => format!("error {}: {}", data.code.0, data.message),
         ServiceError::UnexpectedResponse => {
-            "the server answered with something other than a tool result (input requests and tasks are not supported)".to_owned()
+            "the server answered with something other than a tool result (a task, which this client does not run yet)".to_owned()
         }
         ServiceError::TransportSend(t) => error_chain(t.error.as_ref()),
         other => error_chain(other),
@@ -180,7 +185,7 @@ pub(crate) async fn call_on(
         if ctx.cancel.is_cancelled() {
             return Err(CallFailure::Cancelled);
         }
-        let result = send_call(peer, live, tool, arguments, timeout, ctx, &span).await?;
+        let result = call_in_rounds(peer, live, tool, arguments, timeout, ctx, &span).await?;
         // A served lousho agent's model requests count in the caller's reply.
         if let Some(sink) = ctx.caller.get::<crate::model::run_record::UsageSink>() {
             sink.add(crate::mcp::usage_meta::usage_of(&result));
@@ -207,6 +212,9 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
         Err(CallFailure::InvalidResponse(reason)) => {
             spans::record_error(span, "invalid_response", reason);
         }
+        Err(CallFailure::Rounds(failure)) => {
+            spans::record_error(span, "input_required", &failure.describe());
+        }
         Err(CallFailure::Service(e)) => {
             let code;
             let kind = match e {
@@ -224,10 +232,17 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
     }
 }
 
-/// The call through rmcp's service: its timeout (restarted by progress),
-/// `notifications/cancelled` when the run is cancelled or the caller drops
-/// the call.
-async fn send_call(
+/// What one `tools/call` request brought back.
+enum Reply {
+    /// The tool's result.
+    Done(CallToolResult),
+    /// A 2026-07-28 server's questions: answer them and call again.
+    Input(InputRequiredResult),
+}
+
+/// The call, with as many input-required rounds as the server needs (up to
+/// [`MAX_ROUNDS`]); each question is answered by the connection's handler.
+async fn call_in_rounds(
     peer: &Peer<RoleClient>,
     live: Option<&Live>,
     tool: &str,
@@ -236,8 +251,49 @@ async fn send_call(
     ctx: &ToolContext,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
+    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
+    let mut idle_rounds = 0;
+    for _ in 0..MAX_ROUNDS {
+        let input = match send_call(peer, live, params.clone(), timeout, ctx, span).await? {
+            Reply::Done(result) => return Ok(result),
+            Reply::Input(input) => input,
+        };
+        let Some(live) = live else {
+            return Err(CallFailure::Rounds(RoundFailure::NoHandler));
+        };
+        tracing::debug!(
+            tool,
+            questions = input.input_requests.as_ref().map_or(0, |r| r.len()),
+            "the MCP server asks for input before it answers the call"
+        );
+        let retry = input_rounds::answer(
+            &live.handler,
+            peer,
+            input,
+            &mut idle_rounds,
+            timeout,
+            &ctx.cancel,
+        )
+        .await
+        .map_err(CallFailure::Rounds)?;
+        params.input_responses = retry.responses;
+        params.request_state = retry.request_state;
+    }
+    Err(CallFailure::Rounds(RoundFailure::TooManyRounds))
+}
+
+/// One request through rmcp's service: its timeout (restarted by progress),
+/// `notifications/cancelled` when the run is cancelled or the caller drops
+/// the call.
+async fn send_call(
+    peer: &Peer<RoleClient>,
+    live: Option<&Live>,
+    params: CallToolRequestParams,
+    timeout: Duration,
+    ctx: &ToolContext,
+    span: &Span,
+) -> Result<Reply, CallFailure> {
     let replies = live.map(Live::replies);
-    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
     options.meta = propagate::inject(span);
@@ -276,7 +332,8 @@ async fn send_call(
         (response, _) => response,
     };
     match response.map_err(CallFailure::Service)? {
-        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::CallToolResult(result) => Ok(Reply::Done(result)),
+        ServerResult::InputRequiredResult(input) => Ok(Reply::Input(input)),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
     }
 }

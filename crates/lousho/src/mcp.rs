@@ -146,11 +146,15 @@ pub use client::{
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{
-    Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
+    Auth, BearerToken, CompletionRequest, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
     DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
     DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MIN_BODY_RATE, HttpOptions, McpServerHandle, ParseServeApprovalsError, ServeApprovals,
-    ServeError, ServeTransport, default_max_connections,
+    DEFAULT_MIN_BODY_RATE, DEFAULT_PAGE_SIZE, DefinedPrompt, DefinedResource,
+    DefinedResourceTemplate, HttpOptions, IntoPromptMessages, IntoResourceContent,
+    MAX_COMPLETION_VALUES, McpServerHandle, ParseServeApprovalsError, PromptError, PromptMessage,
+    PromptRole, ResourceContent, ResourceError, ServeApprovals, ServeError, ServeTransport,
+    ServerCatalog, UriTemplateError, default_max_connections, define_prompt,
+    define_prompt_with_context, define_resource, define_resource_template,
 };
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for

@@ -6,6 +6,8 @@ mod annotations;
 mod approval;
 mod arguments;
 mod cancel;
+mod catalog;
+mod completion;
 mod error;
 mod handle;
 mod handler;
@@ -14,10 +16,25 @@ mod invalid_params;
 mod mrtr;
 mod options;
 mod peer_channel;
+mod prompts;
 mod recover_id;
+mod resources;
 mod result;
 mod sessions;
 mod stdio;
+mod uri_template;
+
+pub use catalog::ServerCatalog;
+pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES};
+pub use prompts::{
+    DefinedPrompt, IntoPromptMessages, PromptError, PromptMessage, PromptRole, define_prompt,
+    define_prompt_with_context,
+};
+pub use resources::{
+    DefinedResource, DefinedResourceTemplate, IntoResourceContent, ResourceContent, ResourceError,
+    define_resource, define_resource_template,
+};
+pub use uri_template::UriTemplateError;
 
 pub use error::ServeError;
 pub use handle::McpServerHandle;
@@ -25,13 +42,13 @@ pub use options::{
     Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
     DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
     DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MIN_BODY_RATE, HttpOptions, ParseServeApprovalsError, ServeApprovals, ServeOptions,
-    ServeTransport, default_max_connections,
+    DEFAULT_MIN_BODY_RATE, DEFAULT_PAGE_SIZE, HttpOptions, ParseServeApprovalsError,
+    ServeApprovals, ServeOptions, ServeTransport, default_max_connections,
 };
 
 use crate::policy::Decision;
 use crate::tool::{ToolSet, is_valid_tool_name, sanitize_tool_name};
-use annotations::{agent_tool_annotations, is_exposed, to_rmcp_annotations, to_rmcp_tool};
+use annotations::{agent_tool_annotations, is_exposed, to_rmcp_annotations};
 use handler::{LoushoServer, Served};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -54,6 +71,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         approval_timeout,
         max_line_bytes,
         sessions: store,
+        resources,
+        resource_templates,
+        prompts,
+        page_size,
     } = options;
     if let Some(Auth::Bearer(token)) = &auth
         && token.0.trim().is_empty()
@@ -63,19 +84,30 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let named = Named::of(&agent, name, description, tool_name, store.is_some())?;
     let direct = exposed_direct_tools(&agent, &tools, approvals)?;
     let agent_tools = agent_tools(&agent, &named, more_agents, &direct, store.is_some()).await?;
-    let direct_listed = direct
-        .iter()
-        .map(|t| to_rmcp_tool(&agent, t.as_ref()))
-        .collect();
+    let mut agents = std::collections::HashMap::new();
+    let mut agent_listed = Vec::with_capacity(agent_tools.len());
+    for (tool, agent) in agent_tools {
+        agents.insert(tool.name.to_string(), agent);
+        agent_listed.push(tool);
+    }
+    let catalog = ServerCatalog::new(catalog::Initial {
+        agent: agent.clone(),
+        approvals,
+        page_size,
+        server_name: named.server,
+        instructions: named.description,
+        agent_tools: agent_listed,
+        direct,
+        resources,
+        templates: resource_templates,
+        prompts,
+    })?;
 
     let shutdown = CancellationToken::new();
     let server = LoushoServer::new(Served {
         agent,
-        server_name: named.server,
-        description: named.description,
-        agent_tools,
-        direct,
-        direct_listed,
+        agents,
+        catalog: catalog.clone(),
         shutdown: shutdown.clone(),
         store,
         approval: (approvals == ServeApprovals::Elicit).then_some(approval_timeout),
@@ -85,9 +117,14 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         },
     });
     match transport {
-        ServeTransport::Stdio => Ok(handle::spawn_stdio(server, max_line_bytes, shutdown)),
+        ServeTransport::Stdio => Ok(handle::spawn_stdio(
+            server,
+            max_line_bytes,
+            shutdown,
+            catalog,
+        )),
         ServeTransport::Http(http_options) => {
-            start_http(server, http_options, auth.as_ref(), shutdown).await
+            start_http(server, http_options, auth.as_ref(), shutdown, catalog).await
         }
     }
 }
@@ -241,6 +278,7 @@ async fn start_http(
     http_options: HttpOptions,
     auth: Option<&Auth>,
     shutdown: CancellationToken,
+    catalog: ServerCatalog,
 ) -> Result<McpServerHandle, ServeError> {
     let listener = http::bind(&http_options).await?;
     let bound = listener.local_addr()?;
@@ -264,6 +302,7 @@ async fn start_http(
         bound,
         http_options.path,
         shutdown,
+        catalog,
     ))
 }
 

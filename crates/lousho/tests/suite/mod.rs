@@ -25,6 +25,8 @@ mod mcp_serve_limits;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_load;
 #[cfg(feature = "mcp-server")]
+mod mcp_serve_offers;
+#[cfg(feature = "mcp-server")]
 mod mcp_serve_sessions;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_talk_back;

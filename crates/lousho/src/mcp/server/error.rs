@@ -33,6 +33,15 @@ pub enum ServeError {
     /// The agent's tools could not be listed (a tool source failed).
     #[error("cannot list the agent's tools: {0}")]
     Agent(#[from] AgentError),
+    /// A resource template lousho cannot match.
+    #[error(transparent)]
+    InvalidUriTemplate(#[from] super::uri_template::UriTemplateError),
+    /// Two resources (or resource templates) share a URI.
+    #[error("two resources are served at `{0}`; give each its own URI")]
+    DuplicateResource(String),
+    /// Two prompts share a name.
+    #[error("two prompts are named `{0}`; rename one")]
+    DuplicatePrompt(String),
     /// Serving failed (stdio or HTTP I/O).
     #[error("the MCP server failed: {0}")]
     Io(#[from] std::io::Error),

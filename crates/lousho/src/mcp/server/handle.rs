@@ -1,5 +1,6 @@
 //! The running server: its address, `close()` and `wait()`.
 
+use super::catalog::ServerCatalog;
 use super::error::ServeError;
 use super::handler::LoushoServer;
 use super::http::{self, ConnLimits};
@@ -18,6 +19,7 @@ pub struct McpServerHandle {
     path: Option<String>,
     shutdown: CancellationToken,
     task: Option<JoinHandle<Result<(), ServeError>>>,
+    catalog: ServerCatalog,
 }
 
 impl McpServerHandle {
@@ -30,6 +32,12 @@ impl McpServerHandle {
     pub fn url(&self) -> Option<String> {
         let path = self.path.as_deref().unwrap_or("/");
         self.local_addr.map(|a| format!("http://{a}{path}"))
+    }
+
+    /// What the server offers, to change while it serves (add or remove
+    /// tools, resources, prompts; announce a resource's update).
+    pub fn catalog(&self) -> &ServerCatalog {
+        &self.catalog
     }
 
     /// Stops the server: in-flight calls are cancelled (their runs and tools
@@ -68,6 +76,7 @@ pub(crate) fn spawn_stdio(
     server: LoushoServer,
     max_line_bytes: usize,
     shutdown: CancellationToken,
+    catalog: ServerCatalog,
 ) -> McpServerHandle {
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
@@ -102,6 +111,7 @@ pub(crate) fn spawn_stdio(
         path: None,
         shutdown,
         task: Some(task),
+        catalog,
     }
 }
 
@@ -113,6 +123,7 @@ pub(crate) fn spawn_http(
     bound: SocketAddr,
     path: String,
     shutdown: CancellationToken,
+    catalog: ServerCatalog,
 ) -> McpServerHandle {
     let task = tokio::spawn(http::serve(listener, app, limits, shutdown.clone()));
     McpServerHandle {
@@ -120,5 +131,6 @@ pub(crate) fn spawn_http(
         path: Some(path),
         shutdown,
         task: Some(task),
+        catalog,
     }
 }

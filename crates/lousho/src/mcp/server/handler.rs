@@ -1,8 +1,12 @@
 //! The rmcp `ServerHandler`: `tools/list` and `tools/call` for the agent tool
-//! and the directly exposed tools.
+//! and the directly exposed tools; resources, prompts and completion in
+//! [`offers`].
+
+mod offers;
 
 use super::agent_tool::{self, AgentCallEnd, Approver};
 use super::approval;
+use super::catalog::{ServerCatalog, Subscribed};
 use super::invalid_params::custom_request_error;
 use super::mrtr::{ParkedRuns, Round, Step};
 use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
@@ -18,11 +22,13 @@ use crate::telemetry::span::{self as spans, ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    ErrorData, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,6 +44,8 @@ pub(crate) struct LoushoServer {
     /// The level the client set with `logging/setLevel` (one per connection
     /// or session: see [`LoushoServer::for_session`]).
     log: LogFilter,
+    /// The URIs this connection or session subscribed to.
+    subscribed: Subscribed,
 }
 
 struct Inner {
@@ -45,10 +53,8 @@ struct Inner {
     agent: Agent,
     /// Each agent tool's agent, by tool name.
     agents: HashMap<String, Agent>,
-    info: ServerConfig,
-    list: Vec<Tool>,
-    by_name: HashMap<String, Tool>,
-    direct: ToolSet,
+    /// The tools, resources and prompts served (changeable while serving).
+    catalog: ServerCatalog,
     /// Fires on `close()`: every in-flight call is cancelled.
     shutdown: CancellationToken,
     /// Whether clients can answer server requests (elicitation, sampling):
@@ -65,12 +71,9 @@ struct Inner {
 /// What the handler serves, decided by `serve_mcp`.
 pub(crate) struct Served {
     pub(crate) agent: Agent,
-    pub(crate) server_name: String,
-    pub(crate) description: String,
-    /// Each agent's tool (the first agent's first) and its agent.
-    pub(crate) agent_tools: Vec<(Tool, Agent)>,
-    pub(crate) direct: ToolSet,
-    pub(crate) direct_listed: Vec<Tool>,
+    /// Each agent tool's agent, by tool name.
+    pub(crate) agents: HashMap<String, Agent>,
+    pub(crate) catalog: ServerCatalog,
     pub(crate) shutdown: CancellationToken,
     pub(crate) answers: bool,
     pub(crate) approval: Option<Duration>,
@@ -81,44 +84,18 @@ impl LoushoServer {
     pub(crate) fn new(served: Served) -> Self {
         let Served {
             agent,
-            server_name,
-            description,
-            agent_tools,
-            direct,
-            direct_listed,
+            agents,
+            catalog,
             shutdown,
             answers,
             approval,
             store,
         } = served;
-        let mut list = Vec::with_capacity(direct_listed.len() + agent_tools.len());
-        let mut agents = HashMap::new();
-        for (tool, agent) in agent_tools {
-            agents.insert(tool.name.to_string(), agent);
-            list.push(tool);
-        }
-        list.extend(direct_listed);
-        let by_name = list
-            .iter()
-            .map(|t| (t.name.to_string(), t.clone()))
-            .collect();
-        #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new(server_name, env!("CARGO_PKG_VERSION")))
-        .with_instructions(description);
         Self {
             inner: Arc::new(Inner {
                 agent,
                 agents,
-                info,
-                list,
-                by_name,
-                direct,
+                catalog,
                 shutdown,
                 answers,
                 approval,
@@ -126,6 +103,7 @@ impl LoushoServer {
                 parked: ParkedRuns::default(),
             }),
             log: LogFilter::default(),
+            subscribed: Subscribed::default(),
         }
     }
 
@@ -140,6 +118,7 @@ impl LoushoServer {
         Self {
             inner: self.inner.clone(),
             log: LogFilter::default(),
+            subscribed: Subscribed::default(),
         }
     }
 
@@ -236,7 +215,7 @@ impl LoushoServer {
 
 impl ServerHandler for LoushoServer {
     fn get_info(&self) -> ServerConfig {
-        self.inner.info.clone()
+        self.inner.catalog.info()
     }
 
     async fn list_tools(
@@ -244,7 +223,97 @@ impl ServerHandler for LoushoServer {
         _request: Option<PaginatedRequestParams>,
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.list.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.inner.catalog.read(|e| e.tools()),
+        ))
+    }
+
+    async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
+        // Sessions that can hear notifications hear of changes.
+        if self.inner.answers {
+            self.inner
+                .catalog
+                .listeners()
+                .add_session(cx.peer, self.subscribed.clone());
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_stream(cx).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources_page(request)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.templates_page(request)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(request.uri, cx).await.map(Into::into)
+    }
+
+    #[allow(deprecated)] // resources/subscribe: the 2025-11-25 way
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_to(request.uri)
+    }
+
+    #[allow(deprecated)] // resources/unsubscribe: the 2025-11-25 way
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribed.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.prompts_page(request)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompt(request, cx).await.map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.completion(request).await
     }
 
     #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
@@ -258,7 +327,7 @@ impl ServerHandler for LoushoServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner.by_name.get(name).cloned()
+        self.inner.catalog.read(|e| e.tool(name))
     }
 
     async fn on_custom_request(
@@ -379,7 +448,7 @@ impl LoushoServer {
                 }
             };
         }
-        if !inner.direct.contains(&request.name) {
+        if !inner.catalog.read(|e| e.direct().contains(&request.name)) {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool `{}`; call tools/list for the tools this server has",
@@ -408,6 +477,7 @@ impl LoushoServer {
         request_cancel: &CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         let inner = &self.inner;
+        let direct = inner.catalog.read(|e| e.direct().clone());
         let run_cancel = inner.shutdown.child_token();
         let call = ToolCall {
             id,
@@ -418,9 +488,7 @@ impl LoushoServer {
         };
         let gate = async {
             match inner.approval {
-                Some(timeout) => {
-                    direct_gate(&inner.agent, &inner.direct, &call, &channel, timeout).await
-                }
+                Some(timeout) => direct_gate(&inner.agent, &direct, &call, &channel, timeout).await,
                 None => None,
             }
         };
@@ -436,7 +504,7 @@ impl LoushoServer {
                 .with_cancel(run_cancel.clone())
                 .with_client(Some(client));
             let span = execute_tool(&call, ToolDecision::Allowed);
-            to_call_result(call_one(&inner.direct, &call, ctx, span, false).await)
+            to_call_result(call_one(&direct, &call, ctx, span, false).await)
         });
         tokio::select! {
             biased;

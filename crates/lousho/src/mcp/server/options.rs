@@ -1,6 +1,8 @@
 //! What `serve_mcp` serves, and how: [`ServeOptions`], [`ServeTransport`],
 //! [`HttpOptions`] and [`Auth`].
 
+use super::prompts::DefinedPrompt;
+use super::resources::{DefinedResource, DefinedResourceTemplate};
 use crate::Agent;
 use crate::session::SessionStore;
 use crate::tool::{IntoTools, Tool, ToolSet};
@@ -29,6 +31,9 @@ pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// The default minimum rate of an HTTP request body after its first 5 s
 /// (240 bytes a second, as ASP.NET Core's Kestrel); a slower one gets `408`.
 pub const DEFAULT_MIN_BODY_RATE: u64 = 240;
+/// How many items one `resources/list`, `resources/templates/list` or
+/// `prompts/list` answer carries by default.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// The default cap on `tools/call` requests in flight over HTTP (1024).
 pub const DEFAULT_MAX_CALLS: usize = 1024;
 /// The default cap on agent runs in flight over HTTP (128).
@@ -89,6 +94,10 @@ pub struct ServeOptions {
     pub(crate) approval_timeout: Duration,
     pub(crate) max_line_bytes: usize,
     pub(crate) sessions: Option<Arc<dyn SessionStore>>,
+    pub(crate) resources: Vec<DefinedResource>,
+    pub(crate) resource_templates: Vec<DefinedResourceTemplate>,
+    pub(crate) prompts: Vec<DefinedPrompt>,
+    pub(crate) page_size: usize,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -120,6 +129,10 @@ impl fmt::Debug for ServeOptions {
             .field("approval_timeout", &self.approval_timeout)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("sessions", &self.sessions)
+            .field("resources", &self.resources)
+            .field("resource_templates", &self.resource_templates)
+            .field("prompts", &self.prompts)
+            .field("page_size", &self.page_size)
             .finish()
     }
 }
@@ -140,7 +153,41 @@ impl ServeOptions {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             sessions: None,
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+            prompts: Vec::new(),
+            page_size: DEFAULT_PAGE_SIZE,
         }
+    }
+
+    /// Also serves this resource (`resources/list`, `resources/read`). With
+    /// any resource or template served, the server declares the
+    /// `resources` capability (with subscriptions) and completions.
+    pub fn resource(mut self, resource: DefinedResource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Also serves the resources under this URI template
+    /// (`resources/templates/list`; reads of fitting URIs).
+    pub fn resource_template(mut self, template: DefinedResourceTemplate) -> Self {
+        self.resource_templates.push(template);
+        self
+    }
+
+    /// Also serves this prompt (`prompts/list`, `prompts/get`); the server
+    /// then declares the `prompts` capability and completions.
+    pub fn prompt(mut self, prompt: DefinedPrompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// How many items a `resources/list`, `resources/templates/list` or
+    /// `prompts/list` answer carries before its `nextCursor` (default
+    /// [`DEFAULT_PAGE_SIZE`]).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size;
+        self
     }
 
     /// Lets MCP clients hold a conversation across calls, kept in `store`

@@ -20,7 +20,8 @@ pub(crate) fn error_result(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
-fn to_block(content: Content) -> ContentBlock {
+/// One lousho content part as an MCP content block.
+pub(crate) fn to_block(content: Content) -> ContentBlock {
     match content {
         Content::Text { text } => ContentBlock::text(text),
         Content::Json { value } => ContentBlock::text(value.to_string()),

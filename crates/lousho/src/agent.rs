@@ -178,6 +178,19 @@ impl Agent {
         )
     }
 
+    /// A run of a fresh conversation that starts with `messages` (user and
+    /// assistant turns, e.g. an MCP prompt's
+    /// [`PromptConversation`](crate::mcp::PromptConversation) messages); the
+    /// model answers after the last one.
+    pub fn send_messages(&self, messages: impl IntoIterator<Item = Message>) -> RunRequest {
+        RunRequest::new(
+            self.inner.clone(),
+            Begin::Fresh(messages.into_iter().collect()),
+            ConversationState::default(),
+            None,
+        )
+    }
+
     /// Continues a run that paused for approval ([`RunStatus::Interrupted`]),
     /// with answers for its pending calls; `.await` it for the run's next
     /// reply (which may pause again in a later turn), or stream it.

@@ -12,12 +12,12 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn interop_dir() -> PathBuf {
+pub(super) fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
 }
 
 /// The peer's path, or `None` (skip) when it is missing outside CI.
-fn peer(relative: &str) -> Option<PathBuf> {
+pub(super) fn peer(relative: &str) -> Option<PathBuf> {
     let path = interop_dir().join(relative);
     if path.exists() {
         return Some(path);
@@ -35,7 +35,7 @@ fn peer(relative: &str) -> Option<PathBuf> {
     None
 }
 
-fn everything() -> Option<PathBuf> {
+pub(super) fn everything() -> Option<PathBuf> {
     peer("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 

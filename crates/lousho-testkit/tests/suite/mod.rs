@@ -19,6 +19,7 @@ mod mcp_one_path;
 mod mcp_own_tool_names;
 mod mcp_pins;
 mod mcp_processes;
+mod mcp_resources;
 mod mcp_rounds;
 mod mcp_tools;
 mod mcp_trust;

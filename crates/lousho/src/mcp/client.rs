@@ -21,13 +21,18 @@ pub(crate) mod naming;
 pub mod oauth;
 #[cfg(not(feature = "oauth"))]
 mod oauth_off;
+mod offered;
+mod offers;
 #[cfg(not(feature = "oauth"))]
 use oauth_off as oauth;
 mod peer_requests;
 mod pinning;
 mod process;
 mod progress;
+mod prompts;
 mod replies;
+mod request;
+mod resources;
 mod result;
 mod stderr;
 mod stdio_transport;
@@ -36,7 +41,7 @@ mod tool;
 mod warnings;
 
 pub use catalog::{
-    DEFAULT_MANIFEST_MAX_AGE, DiskManifestStore, MANIFEST_FORMAT, ManifestStore,
+    DEFAULT_MANIFEST_MAX_AGE, DiskManifestStore, MANIFEST_FORMAT, ManifestOffers, ManifestStore,
     ManifestStoreError, ManifestTool, MemoryManifestStore, ToolManifest,
 };
 pub use config::{
@@ -53,6 +58,11 @@ pub use fingerprint::ToolFingerprint;
 pub use identity::{OWN_ENV_VARS, SPEC_CHAIN_VAR, ServerIdentity};
 pub use load::{LoadOptions, load_mcp_tools};
 pub use naming::{NameCollision, ToolNames, ToolNaming, qualified_name};
+pub use offered::{
+    McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, ResourceContents,
+};
 pub use progress::{ProgressHook, ServerProgress};
+pub use prompts::{CompletionTarget, PromptConversation};
+pub use resources::{ResourceUpdates, resource_content, resource_parts};
 pub use tool::McpTool;
 pub use warnings::LOG_TARGET;

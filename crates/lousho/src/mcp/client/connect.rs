@@ -496,7 +496,7 @@ impl McpClient {
         Ok(self.connection(server)?.attempts())
     }
 
-    fn connection(&self, server: &str) -> Result<&Arc<Connection>, McpError> {
+    pub(super) fn connection(&self, server: &str) -> Result<&Arc<Connection>, McpError> {
         self.inner
             .servers
             .get(server)

@@ -10,6 +10,7 @@ use super::identity::ServerIdentity;
 use super::live::Live;
 use super::naming::ToolNaming;
 use super::oauth::OAuthLink;
+use super::offers::Offers;
 use super::pinning::PinCheck;
 use super::progress::ProgressHook;
 use super::tool::{McpTool, RemoteTool};
@@ -21,6 +22,7 @@ use futures::future::{BoxFuture, Shared};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
+mod offer_watch;
 mod open;
 mod tool_calls;
 mod tool_list;
@@ -111,6 +113,9 @@ pub(crate) struct Connection {
     drift: RwLock<Vec<ToolDrift>>,
     /// Where the server's tool manifest is kept (with a store).
     catalog: Option<CatalogLink>,
+    /// The server's resources, templates, prompts and instructions as last
+    /// listed (live, or from its manifest); `None` before any listing.
+    offers: RwLock<Option<Arc<Offers>>>,
 }
 
 impl Connection {
@@ -151,6 +156,7 @@ impl Connection {
             elicitation,
             progress,
             catalog,
+            offers: RwLock::new(None),
         });
         conn.load_manifest();
         conn
@@ -169,6 +175,9 @@ impl Connection {
         match self.build_tools(&tools) {
             Ok(tools) => {
                 self.set_tools(tools);
+                if let Some(offers) = manifest.checked_offers() {
+                    self.set_offers(offers);
+                }
                 let mut slot = self.lock();
                 slot.state = Phase::Cataloged;
                 slot.listed_at = Some(manifest.fetched_at());
@@ -188,7 +197,8 @@ impl Connection {
     /// Records a listing in the catalog (with a store).
     fn record(&self, info: Option<&rmcp::model::ServerPeerInfo>, tools: &[rmcp::model::Tool]) {
         if let Some(catalog) = &self.catalog {
-            let manifest = catalog.record(&self.name, info, tools);
+            let offers = self.offers();
+            let manifest = catalog.record(&self.name, info, tools, offers.as_deref());
             self.lock().listed_at = Some(manifest.fetched_at());
         }
     }

@@ -161,6 +161,78 @@ pub enum McpError {
         /// What is wrong with the reply.
         reason: String,
     },
+    /// The server does not offer what was asked for (its capabilities lack
+    /// it): resources, prompts, completions or resource subscriptions.
+    #[error(
+        "MCP server `{server}` does not offer {feature} (its capabilities do not list them); ask another server"
+    )]
+    NotOffered {
+        /// The server's name.
+        server: String,
+        /// What it lacks (`resources`, `prompts`, `completions`,
+        /// `resource subscriptions`).
+        feature: &'static str,
+    },
+    /// A request other than a tool call (`resources/read`, `prompts/get`,
+    /// …) failed: the server answered with an error, did not answer within
+    /// the call timeout, or the connection dropped.
+    #[error("MCP server `{server}`: `{method}` failed: {}", request_reason(source, *timeout))]
+    Request {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: &'static str,
+        /// The call timeout that applied.
+        timeout: Duration,
+        /// rmcp's error (a JSON-RPC error has the server's code and message).
+        #[source]
+        source: Arc<rmcp::service::ServiceError>,
+    },
+    /// The server's reply to a request other than a tool call could not be
+    /// read (see [`McpError::InvalidResponse`]).
+    #[error(
+        "MCP server `{server}` sent an invalid response to `{method}`: {reason}; the server is at fault (report it to its authors)"
+    )]
+    InvalidReply {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: &'static str,
+        /// What is wrong with the reply.
+        reason: String,
+    },
+    /// The reply was larger than a message may be (16 MiB over stdio and
+    /// HTTP), like an over-large tool result.
+    #[error(
+        "MCP server `{server}`: the reply to `{method}` is larger than 16 MiB, the most a message may be; ask for less (a smaller resource, a narrower listing)"
+    )]
+    ReplyTooLarge {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: &'static str,
+    },
+    /// No resource, resource template or prompt of that name or URI in the
+    /// server's listing.
+    #[error("MCP server `{server}` has no {kind} `{name}`; list them to see what it has")]
+    NotListed {
+        /// The server's name.
+        server: String,
+        /// `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name or URI asked for.
+        name: String,
+    },
+    /// A prompt's required argument was not given.
+    #[error("prompt `{prompt}` of MCP server `{server}` needs the argument `{argument}`")]
+    MissingArgument {
+        /// The server's name.
+        server: String,
+        /// The prompt.
+        prompt: String,
+        /// The argument.
+        argument: String,
+    },
     /// No server with that name.
     #[error("no MCP server named `{server}`")]
     UnknownServer {
@@ -181,6 +253,27 @@ pub enum McpError {
         /// The cargo feature.
         feature: &'static str,
     },
+}
+
+/// Why a request failed, in words.
+fn request_reason(e: &rmcp::service::ServiceError, timeout: Duration) -> String {
+    use rmcp::service::ServiceError as E;
+    match e {
+        E::Timeout { .. } => format!(
+            "no answer within {timeout:?} (the call timeout; raise `callTimeoutMs`)"
+        ),
+        E::TransportClosed => {
+            "the connection closed (the server exited or dropped it); the next request reconnects"
+                .to_owned()
+        }
+        E::McpError(data) => format!("error {}: {}", data.code.0, data.message),
+        E::UnexpectedResponse => {
+            "the server answered with another kind of result (input requests are not supported here)"
+                .to_owned()
+        }
+        E::TransportSend(t) => error_chain(t.error.as_ref()),
+        other => error_chain(other),
+    }
 }
 
 fn stdout_note(noise: &Option<String>) -> String {
@@ -293,6 +386,12 @@ impl McpError {
             | McpError::Disconnected { server, .. }
             | McpError::MissingFeature { server, .. }
             | McpError::InvalidResponse { server, .. }
+            | McpError::NotOffered { server, .. }
+            | McpError::Request { server, .. }
+            | McpError::InvalidReply { server, .. }
+            | McpError::ReplyTooLarge { server, .. }
+            | McpError::NotListed { server, .. }
+            | McpError::MissingArgument { server, .. }
             | McpError::UnknownServer { server } => Some(server),
             #[cfg(feature = "oauth")]
             McpError::OAuth { server, .. } => Some(server),

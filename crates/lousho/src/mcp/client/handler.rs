@@ -1,5 +1,7 @@
 //! Our rmcp `ClientHandler`: identifies lousho, turns
-//! `notifications/tools/list_changed` into a refresh signal and passes
+//! `notifications/tools/list_changed` (and the resource and prompt ones)
+//! into refresh signals, `notifications/resources/updated` into the
+//! connection's update channel, and passes
 //! `elicitation/create` to the user's [`ElicitationHandler`] (the capability
 //! is declared only when there is one), and `notifications/progress` to the
 //! progress hook, when there is one.
@@ -11,12 +13,16 @@ use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Notify;
+
+/// How many resource updates wait for a slow subscriber before the oldest
+/// are dropped (a subscriber then re-reads the resource anyway).
+const RESOURCE_UPDATES: usize = 256;
 
 /// The client side of one connection.
 #[derive(Clone)]
@@ -25,6 +31,10 @@ pub(crate) struct Handler {
     pub(crate) tools_changed: Arc<Notify>,
     /// How many list-changed notifications arrived.
     pub(crate) changes_seen: Arc<AtomicU64>,
+    /// Fires when the server says its resource or prompt list changed.
+    pub(crate) offers_changed: Arc<Notify>,
+    /// The URIs of `notifications/resources/updated`, for subscribers.
+    pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
     /// The server's name and who answers its elicitation requests.
     elicitation: Option<(Arc<str>, Arc<dyn ElicitationHandler>)>,
     /// The server's name and who hears its progress notifications.
@@ -40,6 +50,8 @@ impl Handler {
         Self {
             tools_changed: Arc::new(Notify::new()),
             changes_seen: Arc::new(AtomicU64::new(0)),
+            offers_changed: Arc::new(Notify::new()),
+            resource_updates: tokio::sync::broadcast::Sender::new(RESOURCE_UPDATES),
             elicitation: elicitation.map(|h| (Arc::from(server), h)),
             progress: progress.map(|h| (Arc::from(server), h)),
         }
@@ -81,6 +93,23 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes_seen.fetch_add(1, Ordering::SeqCst);
         self.tools_changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.offers_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.offers_changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // No subscriber: nobody asked; dropping it is right.
+        let _ = self.resource_updates.send(params.uri);
     }
 
     async fn create_elicitation(

@@ -1,10 +1,11 @@
 //! One connection's tie to the catalog: its identity, the store, the max
 //! age; loads the fresh manifest and records new listings.
 
-use super::manifest::ToolManifest;
+use super::manifest::{ManifestOffers, ToolManifest};
 use super::store::ManifestStore;
 use crate::mcp::client::LOG_TARGET;
 use crate::mcp::client::identity::ServerIdentity;
+use crate::mcp::client::offers::Offers;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,8 +79,9 @@ impl CatalogLink {
         server: &str,
         info: Option<&rmcp::model::ServerPeerInfo>,
         tools: &[rmcp::model::Tool],
+        offers: Option<&Offers>,
     ) -> ToolManifest {
-        let manifest = ToolManifest::from_listing(self.identity.clone(), info, tools);
+        let manifest = ToolManifest::from_listing(self.identity.clone(), info, tools, offers);
         if let Err(e) = self.store.save(&self.identity, &manifest) {
             tracing::warn!(
                 target: LOG_TARGET,
@@ -88,5 +90,21 @@ impl CatalogLink {
             );
         }
         manifest
+    }
+
+    /// Replaces the recorded offers (after a resource or prompt list
+    /// changed); nothing when no manifest is recorded.
+    pub(crate) fn record_offers(&self, server: &str, offers: &Offers) {
+        let Some(mut manifest) = self.store.load(&self.identity) else {
+            return;
+        };
+        manifest.offers = Some(ManifestOffers::of(offers));
+        if let Err(e) = self.store.save(&self.identity, &manifest) {
+            tracing::warn!(
+                target: LOG_TARGET,
+                server,
+                "could not record the tool manifest of MCP server `{server}`: {e}"
+            );
+        }
     }
 }

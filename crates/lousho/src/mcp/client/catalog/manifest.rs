@@ -1,15 +1,22 @@
 //! One server's tool manifest: what its last `tools/list` returned, with
-//! the server's info and a fingerprint per tool.
+//! the server's info and a fingerprint per tool, and (format 2 on) its
+//! resources, resource templates and prompts.
 
 use crate::mcp::client::ToolFingerprint;
 use crate::mcp::client::identity::ServerIdentity;
+use crate::mcp::client::offers::Offers;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The manifest file format this version writes and reads; a file of another
+/// The manifest file format this version writes. It reads this one and
+/// format 1 (tools only: listing such a server's resources or prompts
+/// connects it, and the next listing rewrites the file); a file of any other
 /// format is ignored (and rewritten on the next listing).
-pub const MANIFEST_FORMAT: u32 = 1;
+pub const MANIFEST_FORMAT: u32 = 2;
+
+/// The oldest manifest format this version reads.
+const OLDEST_FORMAT: u32 = 1;
 
 /// What a server offered when it was last listed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +40,74 @@ pub struct ToolManifest {
     pub fetched_at_ms: u64,
     /// Every tool the server listed (before the entry's tool filter).
     pub tools: Vec<ManifestTool>,
+    /// Its resources, templates and prompts (format 2 on; `None` in a
+    /// format-1 manifest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offers: Option<ManifestOffers>,
+}
+
+/// What a server offered besides tools when it was last listed, as it sent
+/// it (MCP's wire shape). A list is `None` when the server does not declare
+/// that capability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ManifestOffers {
+    /// `resources/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<Value>>,
+    /// `resources/templates/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_templates: Option<Vec<Value>>,
+    /// `prompts/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Vec<Value>>,
+    /// Whether the server takes `resources/subscribe`.
+    #[serde(default)]
+    pub subscribe: bool,
+    /// Whether the server answers `completion/complete`.
+    #[serde(default)]
+    pub completions: bool,
+}
+
+impl ManifestOffers {
+    /// The wire shape of `offers`.
+    pub(crate) fn of(offers: &Offers) -> Self {
+        fn values<T: Serialize>(list: &Option<Vec<T>>) -> Option<Vec<Value>> {
+            list.as_ref().map(|l| {
+                l.iter()
+                    .filter_map(|x| serde_json::to_value(x).ok())
+                    .collect()
+            })
+        }
+        Self {
+            resources: values(&offers.resources),
+            resource_templates: values(&offers.templates),
+            prompts: values(&offers.prompts),
+            subscribe: offers.subscribe,
+            completions: offers.completions,
+        }
+    }
+
+    /// The offers back, when every entry parses (else `None`: listing
+    /// connects the server).
+    pub(crate) fn to_offers(&self, instructions: Option<String>) -> Option<Offers> {
+        fn parsed<T: serde::de::DeserializeOwned>(
+            list: &Option<Vec<Value>>,
+        ) -> Result<Option<Vec<T>>, serde_json::Error> {
+            list.as_ref()
+                .map(|l| l.iter().cloned().map(serde_json::from_value).collect())
+                .transpose()
+        }
+        Some(Offers {
+            resources: parsed(&self.resources).ok()?,
+            templates: parsed(&self.resource_templates).ok()?,
+            prompts: parsed(&self.prompts).ok()?,
+            instructions,
+            subscribe: self.subscribe,
+            completions: self.completions,
+        })
+    }
 }
 
 /// One tool of a manifest.
@@ -53,6 +128,7 @@ impl ToolManifest {
         identity: ServerIdentity,
         info: Option<&rmcp::model::ServerPeerInfo>,
         tools: &[rmcp::model::Tool],
+        offers: Option<&Offers>,
     ) -> Self {
         Self {
             format: MANIFEST_FORMAT,
@@ -72,7 +148,14 @@ impl ToolManifest {
                     })
                 })
                 .collect(),
+            offers: offers.map(ManifestOffers::of),
         }
+    }
+
+    /// The recorded offers (resources, templates, prompts, instructions),
+    /// when the manifest has them and they parse.
+    pub(crate) fn checked_offers(&self) -> Option<Offers> {
+        self.offers.as_ref()?.to_offers(self.instructions.clone())
     }
 
     /// When the listing was fetched.
@@ -98,7 +181,7 @@ impl ToolManifest {
     /// definition parses and matches its fingerprint. `Err` says what is
     /// wrong (the manifest is then not used).
     pub(crate) fn checked_tools(&self) -> Result<Vec<rmcp::model::Tool>, UnusableManifest> {
-        if self.format != MANIFEST_FORMAT {
+        if !(OLDEST_FORMAT..=MANIFEST_FORMAT).contains(&self.format) {
             return Err(UnusableManifest::Format { found: self.format });
         }
         self.tools
@@ -135,7 +218,7 @@ pub(crate) enum UnusableManifest {
     #[error("it is not a manifest: {0}")]
     NotAManifest(#[source] serde_json::Error),
     /// Written by a lousho with another manifest format.
-    #[error("it has format {found} (this lousho reads {MANIFEST_FORMAT})")]
+    #[error("it has format {found} (this lousho reads {OLDEST_FORMAT} to {MANIFEST_FORMAT})")]
     Format {
         /// The file's format.
         found: u32,
@@ -146,4 +229,51 @@ pub(crate) enum UnusableManifest {
     /// A tool definition does not match its fingerprint.
     #[error("tool `{0}` does not match its fingerprint")]
     Fingerprint(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn manifest(format: u32) -> ToolManifest {
+        let tool: rmcp::model::Tool = serde_json::from_value(
+            json!({"name": "t", "description": "d", "inputSchema": {"type": "object"}}),
+        )
+        .unwrap();
+        let identity = ServerIdentity::of(&crate::McpServer::stdio("srv"));
+        serde_json::from_value(json!({
+            "format": format, "identity": identity, "fetchedAtMs": 1,
+            "tools": [{"fingerprint": ToolFingerprint::of(&tool), "definition": tool}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_format_1_manifest_still_gives_its_tools_but_no_offers() {
+        let old = manifest(1);
+        assert_eq!(old.checked_tools().unwrap().len(), 1);
+        assert!(old.checked_offers().is_none(), "listing offers connects");
+        assert!(matches!(
+            manifest(MANIFEST_FORMAT + 1).checked_tools(),
+            Err(UnusableManifest::Format { .. })
+        ));
+    }
+
+    #[test]
+    fn offers_round_trip_through_the_wire_shape() {
+        let offers = Offers {
+            resources: Some(vec![rmcp::model::Resource::new("file:///a", "a")]),
+            templates: None,
+            prompts: Some(Vec::new()),
+            instructions: Some("be nice".into()),
+            subscribe: true,
+            completions: false,
+        };
+        let mut m = manifest(MANIFEST_FORMAT);
+        m.offers = Some(ManifestOffers::of(&offers));
+        m.instructions = Some("be nice".into());
+        let back: ToolManifest = serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
+        assert_eq!(back.checked_offers(), Some(offers));
+    }
 }

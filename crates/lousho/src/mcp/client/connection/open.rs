@@ -8,6 +8,7 @@ use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
 use crate::mcp::client::live::{Live, Wire};
 use crate::mcp::client::oauth::{LinkError, serve_oauth};
+use crate::mcp::client::offers::Offers;
 use crate::mcp::client::peer_requests::{Overflow, PeerRequestLimit};
 use crate::mcp::client::process::{SpawnError, StdioProcess};
 use crate::mcp::client::replies::Replies;
@@ -225,9 +226,20 @@ impl Connection {
     /// Lists the tools, installs them, and starts watching for list changes.
     pub(super) async fn finish(&self, live: Live, timeout: Duration) -> Result<Live, McpError> {
         let started = Instant::now();
-        let listed = tokio::time::timeout(timeout, live.peer().list_all_tools()).await;
+        let info = live.peer().peer_info();
+        let listed = tokio::time::timeout(timeout, async {
+            let (tools, offers) = tokio::join!(
+                live.peer().list_all_tools(),
+                Offers::list(&self.name, live.peer(), info.as_deref())
+            );
+            tools.map(|tools| (tools, offers))
+        })
+        .await;
         let remote = match listed {
-            Ok(Ok(tools)) => tools,
+            Ok(Ok((tools, offers))) => {
+                self.set_offers(offers);
+                tools
+            }
             Ok(Err(e)) => {
                 let diagnostics = live.diagnostics();
                 live.shutdown().await;
@@ -258,6 +270,7 @@ impl Connection {
         }
         self.record(live.peer().peer_info().as_deref(), &remote);
         self.watch_list_changes(&live).await;
+        self.watch_offer_changes(&live).await;
         Ok(live)
     }
 }

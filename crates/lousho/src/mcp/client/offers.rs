@@ -1,0 +1,82 @@
+//! What a server offers besides tools — its resources, resource templates
+//! and prompts (every page), and its `instructions` — as last listed live or
+//! recorded in its manifest. Listed at connect beside the tools (only what
+//! the server's capabilities declare), and again when the server says a
+//! list changed.
+
+use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo};
+use rmcp::service::{Peer, RoleClient};
+
+/// One server's resources, templates and prompts. `None` means the server
+/// does not declare the capability (or its listing failed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Offers {
+    /// `resources/list`, every page.
+    pub(crate) resources: Option<Vec<Resource>>,
+    /// `resources/templates/list`, every page.
+    pub(crate) templates: Option<Vec<ResourceTemplate>>,
+    /// `prompts/list`, every page.
+    pub(crate) prompts: Option<Vec<Prompt>>,
+    /// The server's `instructions`.
+    pub(crate) instructions: Option<String>,
+    /// Whether the server takes `resources/subscribe`.
+    pub(crate) subscribe: bool,
+    /// Whether the server answers `completion/complete`.
+    pub(crate) completions: bool,
+}
+
+impl Offers {
+    /// Lists what `info`'s capabilities declare, the three lists at once.
+    /// A listing that fails leaves its list `None` (debug log): tools still
+    /// work, and a later request asks the server again.
+    pub(crate) async fn list(
+        server: &str,
+        peer: &Peer<RoleClient>,
+        info: Option<&ServerPeerInfo>,
+    ) -> Self {
+        let caps = info.map(|i| &i.capabilities);
+        let resources = caps.is_some_and(|c| c.resources.is_some());
+        let prompts = caps.is_some_and(|c| c.prompts.is_some());
+        let (r, t, p) = tokio::join!(
+            async {
+                if !resources {
+                    return None;
+                }
+                peer.list_all_resources()
+                    .await
+                    .map_err(|e| tracing::debug!(server, error = %e, "could not list resources"))
+                    .ok()
+            },
+            async {
+                if !resources {
+                    return None;
+                }
+                // Servers without templates may answer method-not-found.
+                peer.list_all_resource_templates()
+                    .await
+                    .map_err(|e| tracing::debug!(server, error = %e, "could not list resource templates"))
+                    .ok()
+            },
+            async {
+                if !prompts {
+                    return None;
+                }
+                peer.list_all_prompts()
+                    .await
+                    .map_err(|e| tracing::debug!(server, error = %e, "could not list prompts"))
+                    .ok()
+            },
+        );
+        Self {
+            resources: r,
+            templates: t,
+            prompts: p,
+            instructions: info.and_then(|i| i.instructions.clone()),
+            subscribe: caps
+                .and_then(|c| c.resources.as_ref())
+                .and_then(|r| r.subscribe)
+                .unwrap_or(false),
+            completions: caps.is_some_and(|c| c.completions.is_some()),
+        }
+    }
+}

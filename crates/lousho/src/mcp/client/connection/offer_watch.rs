@@ -7,19 +7,17 @@ use super::{Connection, Phase};
 use crate::mcp::client::live::Live;
 use crate::mcp::client::offers::Offers;
 use crate::mcp::protocol::carries_request_meta;
-use std::sync::{Arc, PoisonError};
+use crate::sync::RwLockExt;
+use std::sync::Arc;
 
 impl Connection {
     /// The offers as last listed (live or from the manifest).
     pub(crate) fn offers(&self) -> Option<Arc<Offers>> {
-        self.offers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.offers.read_unpoisoned().clone()
     }
 
     pub(crate) fn set_offers(&self, offers: Offers) {
-        *self.offers.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(offers));
+        *self.offers.write_unpoisoned() = Some(Arc::new(offers));
     }
 
     /// The live connection when there is a usable one now (connects

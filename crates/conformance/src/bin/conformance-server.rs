@@ -1,14 +1,20 @@
 //! The server the official MCP conformance suite judges
 //! (`conformance server --url http://127.0.0.1:PORT/mcp`): the suite's
 //! fixture tools (`test_simple_text`, `test_tool_with_progress`,
-//! `test_elicitation`, …) built only with lousho's public API —
-//! `define_tool` / `DefinedTool::from_json` and `serve_mcp` — talking back
-//! through `ToolContext` (progress, log messages, elicitation, sampling).
+//! `test_elicitation`, …), resources (`test://static-text`, the template
+//! `test://template/{id}/data`, …) and prompts (`test_simple_prompt`, …)
+//! built only with lousho's public API — `define_tool` /
+//! `DefinedTool::from_json`, `define_resource` / `define_resource_template`,
+//! `define_prompt` and `serve_mcp` — talking back through `ToolContext`
+//! (progress, log messages, elicitation, sampling).
 //! Serves stateful Streamable HTTP (sessions, so the suite's client can
 //! answer elicitation and sampling) on `127.0.0.1:$PORT` (0 = a free port),
 //! prints `listening on <url>` once bound and stops on SIGINT or SIGTERM.
 
-use lousho::mcp::HttpOptions;
+use lousho::mcp::{
+    CompletionRequest, HttpOptions, PromptMessage, PromptRole, ResourceContent, define_prompt,
+    define_resource, define_resource_template,
+};
 use lousho::tool::define_tool_with_context;
 use lousho::tool::{
     Content, DefinedTool, Elicitation, LogLevel, SamplingRequest, ToolContext, ToolOutput,
@@ -21,6 +27,12 @@ use std::time::Duration;
 
 /// A 1×1 PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+/// The same PNG, raw (the binary resource).
+const PNG_BYTES: &[u8] = &[
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0,
+    0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 248, 207, 80, 15, 0, 3,
+    134, 1, 128, 90, 52, 125, 107, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
 /// A tiny WAV file (44-byte header, no samples).
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
 
@@ -278,6 +290,126 @@ fn tools() -> Vec<DefinedTool> {
     ]
 }
 
+#[derive(Deserialize)]
+struct TemplateId {
+    id: String,
+}
+
+#[derive(Deserialize, lousho::JsonSchema)]
+#[schemars(crate = "lousho::schemars")]
+struct TwoArgs {
+    /// First test argument
+    arg1: String,
+    /// Second test argument
+    arg2: String,
+}
+
+#[derive(Deserialize, lousho::JsonSchema)]
+#[schemars(crate = "lousho::schemars")]
+struct EmbedArgs {
+    /// URI of the resource to embed
+    #[serde(rename = "resourceUri")]
+    resource_uri: String,
+}
+
+/// The suite's resources and prompts, beside the tools.
+fn offers(options: ServeOptions) -> ServeOptions {
+    let png = PNG.to_owned();
+    options
+        .resource(
+            define_resource("test://static-text", "static-text", |_ctx| async {
+                "This is the content of the static text resource."
+            })
+            .mime_type("text/plain")
+            .description("A static text resource for testing"),
+        )
+        .resource(
+            define_resource("test://static-binary", "static-binary", |_ctx| async {
+                ResourceContent::bytes(PNG_BYTES)
+            })
+            .mime_type("image/png")
+            .description("A static binary resource (a PNG) for testing"),
+        )
+        .resource(
+            define_resource("test://watched-resource", "watched-resource", |_ctx| async {
+                "Watched resource content"
+            })
+            .mime_type("text/plain")
+            .description("A resource to subscribe to; it changes every 3 seconds"),
+        )
+        .resource_template(
+            define_resource_template(
+                "test://template/{id}/data",
+                "template",
+                |t: TemplateId, _ctx| async move {
+                    json!({ "id": t.id, "templateTest": true, "data": format!("Data for ID: {}", t.id) })
+                        .to_string()
+                },
+            )
+            .mime_type("application/json")
+            .description("A resource template with an id")
+            .complete(|r: CompletionRequest| async move {
+                ["123", "456", "789"]
+                    .into_iter()
+                    .filter(|v| v.starts_with(&r.value))
+                    .map(str::to_owned)
+                    .collect()
+            }),
+        )
+        .prompt(define_prompt(
+            "test_simple_prompt",
+            "A simple prompt without arguments",
+            |_: NoInput| async { "This is a simple prompt for testing." },
+        ))
+        .prompt(
+            define_prompt(
+                "test_prompt_with_arguments",
+                "A prompt with two required arguments",
+                |a: TwoArgs| async move {
+                    format!("Prompt with arguments: arg1='{}', arg2='{}'", a.arg1, a.arg2)
+                },
+            )
+            .complete(|r: CompletionRequest| async move {
+                ["test", "testValue1", "testValue2", "other"]
+                    .into_iter()
+                    .filter(|v| v.starts_with(&r.value))
+                    .map(str::to_owned)
+                    .collect()
+            }),
+        )
+        .prompt(define_prompt(
+            "test_prompt_with_embedded_resource",
+            "A prompt embedding the resource it is given",
+            |a: EmbedArgs| async move {
+                vec![
+                    PromptMessage::new(
+                        PromptRole::User,
+                        Content::Resource {
+                            uri: a.resource_uri,
+                            mime_type: Some("text/plain".to_owned()),
+                            text: Some("Embedded resource content for testing.".to_owned()),
+                            blob: None,
+                        },
+                    ),
+                    PromptMessage::user("Please process the embedded resource above."),
+                ]
+            },
+        ))
+        .prompt(define_prompt(
+            "test_prompt_with_image",
+            "A prompt with an image",
+            move |_: NoInput| {
+                let png = png.clone();
+                async move {
+                    vec![
+                        PromptMessage::new(PromptRole::User, Content::image(png, "image/png")),
+                        PromptMessage::user("Please analyze the image above."),
+                    ]
+                }
+            },
+        ))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -299,17 +431,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .name("lousho-conformance")
             .description("The conformance fixture's agent (echoes)")
             .build()?;
-        let server = serve_mcp(
+        let server = serve_mcp(offers(
             ServeOptions::new(agent)
                 .tools(tools())
                 .http(HttpOptions::new().port(port).stateful(true)),
-        )
+        ))
         .await?;
         println!("listening on {}", server.url().unwrap_or_default());
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r?,
-            _ = term.recv() => {}
+        // As the reference fixture: the watched resource changes every 3 s.
+        let catalog = server.catalog().clone();
+        let mut every = tokio::time::interval(Duration::from_secs(3));
+        every.tick().await;
+        loop {
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => { r?; break; }
+                _ = term.recv() => break,
+                _ = every.tick() => catalog.resource_updated("test://watched-resource").await,
+            }
         }
         server.close().await?;
         Ok(())

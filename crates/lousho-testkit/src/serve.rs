@@ -224,6 +224,29 @@ pub fn talk_back() -> DefinedTool {
     )
 }
 
+/// `sample_back` → `sampled: <text>`: asks the client's model (through
+/// `ToolContext::sample`) to say hi; `cannot sample` when the client cannot be
+/// asked, `error: …` when the request fails.
+pub fn sample_back() -> DefinedTool {
+    DefinedTool::from_json(
+        "sample_back",
+        "Ask the client's model to say hi",
+        json!({"type": "object", "properties": {}}),
+        |_input: Value, ctx: ToolContext| async move {
+            if !ctx.can_sample() {
+                return ToolOutput::text("cannot sample");
+            }
+            let request = lousho::tool::SamplingRequest::new(50)
+                .system("Be brief.")
+                .user("say hi");
+            match ctx.sample(request).await {
+                Ok(reply) => ToolOutput::text(format!("sampled: {}", reply.text)),
+                Err(e) => ToolOutput::text(format!("error: {e}")),
+            }
+        },
+    )
+}
+
 /// `cancel_status` → `{"cancelled": n}`: how many `slow_wait` calls were cancelled.
 pub fn cancel_status(probe: &CancelProbe) -> DefinedTool {
     let probe = probe.0.clone();

@@ -9,14 +9,14 @@
 //! `--agents` serves several agents instead (`serve::team_options`);
 //! `--sampling` agents on the client's model (`serve::sampling_options`);
 //! `--chain` an agent-as-tool chain whose every level waits until cancelled
-//! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back` and
-//! `serve::slow_wait` as direct tools.
+//! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back`,
+//! `serve::sample_back` and `serve::slow_wait` as direct tools.
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
     CancelProbe, ChainProbe, approvals_agent, chain_options, fixture_options, fixture_options_for,
-    sampling_options, slow_wait, talk_back, team_options,
+    sample_back, sampling_options, slow_wait, talk_back, team_options,
 };
 use std::time::Duration;
 
@@ -79,7 +79,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => fixture_options(&probe),
     };
     if args.iter().any(|a| a == "--talk-back") {
-        options = options.tool(talk_back()).tool(slow_wait(&probe));
+        options = options
+            .tool(talk_back())
+            .tool(sample_back())
+            .tool(slow_wait(&probe));
     }
     if let Some(ms) = value("--approval-timeout-ms") {
         options = options.approval_timeout(Duration::from_millis(ms.parse()?));

@@ -30,6 +30,7 @@ mod serve_chain;
 mod serve_eras;
 mod serve_interop;
 mod serve_mrtr;
+mod serve_rounds;
 mod serve_sampling;
 mod serve_stdio;
 #[cfg(feature = "otel")]

@@ -5,7 +5,6 @@
 
 use super::approval;
 use super::arguments::{self, ArgumentError};
-use super::mrtr;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
 use super::sessions::{self, Requested};
@@ -141,13 +140,6 @@ fn with_approver(
 ) -> (RunRequest, Unapproved) {
     let unapproved = match approver {
         Approver::Nobody => Unapproved::Off,
-        Approver::Rounds(timeout, steps) => {
-            request = request.approval_handler(move |question| {
-                let steps = steps.clone();
-                async move { mrtr::ask(&steps, question, timeout).await }
-            });
-            Unapproved::Off
-        }
         Approver::Elicit(timeout) => match approval::cannot_ask(channel) {
             Some(why) => Unapproved::CannotAsk(why),
             None => {
@@ -260,10 +252,9 @@ fn step_message(event: &AgentEvent) -> Option<String> {
 pub(crate) enum Approver {
     /// Nobody (`ServeApprovals::Deny` or `Allow`): the run pauses, `isError`.
     Nobody,
-    /// The client's user, through `elicitation/create` (stdio, stateful HTTP).
+    /// The client's user, through an elicitation form (`elicitation/create`
+    /// on stdio and stateful HTTP, an input-required round on 2026-07-28).
     Elicit(Duration),
-    /// The client's user, through `InputRequiredResult` rounds (2026-07-28).
-    Rounds(Duration, tokio::sync::mpsc::Sender<mrtr::Step>),
 }
 
 /// Why nobody approved a call of a run that paused.

@@ -4,7 +4,7 @@
 //! optional reason the agent sees. No answer in time, a declined or
 //! dismissed form, or a failed request all deny.
 
-use super::peer_channel::PeerChannel;
+use super::peer_channel::{Asking, PeerChannel};
 use crate::policy::{ApprovalDecision, ApprovalRequest};
 use crate::tool::{ClientError, Elicitation};
 use serde_json::{Value, json};
@@ -98,23 +98,15 @@ fn cut(s: &str, max: usize) -> String {
 /// Why the client's user cannot be asked on this call, if they cannot: the
 /// rest of a sentence ("`x` needs approval and …").
 pub(crate) fn cannot_ask(channel: &PeerChannel) -> Option<String> {
-    if channel.modern && channel.elicitation {
+    if matches!(channel.asking, Asking::Stateless) {
         return Some(
-            "the MCP client speaks protocol 2026-07-28, where only an agent run's approvals can \
-             be asked (through multi-round-trip requests), not a directly exposed tool's; use \
-             the agent tool, or allow the tool with a permission rule"
+            "the MCP client cannot be asked on this connection (stateless Streamable HTTP with \
+             protocol 2025-11-25): serve HTTP with sessions (`HttpOptions::stateful(true)`, spec \
+             `serve.stateful: true`), use stdio, or a client of protocol 2026-07-28"
                 .to_owned(),
         );
     }
-    if !channel.answers && !channel.modern {
-        return Some(
-            "the MCP client cannot be asked on this connection (stateless Streamable HTTP): \
-             serve HTTP with sessions (`HttpOptions::stateful(true)`, spec \
-             `serve.stateful: true`), or use stdio"
-                .to_owned(),
-        );
-    }
-    if !channel.elicitation {
+    if !channel.elicitation || matches!(channel.asking, Asking::Modern) {
         return Some(
             "the MCP client cannot be asked: it does not support elicitation (answer approvals \
              with a client that does, allow the tool with a permission rule, or change its \

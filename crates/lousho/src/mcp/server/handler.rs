@@ -8,8 +8,8 @@ use super::agent_tool::{self, AgentCallEnd, Approver};
 use super::approval;
 use super::catalog::{ServerCatalog, Subscribed};
 use super::invalid_params::custom_request_error;
-use super::mrtr::{ParkedRuns, Round, Step};
-use super::peer_channel::{LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
+use super::mrtr::{self, ParkedRuns, Round};
+use super::peer_channel::{Asking, LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
 use crate::Agent;
 use crate::agent::call_one;
@@ -33,7 +33,6 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span};
 
@@ -64,7 +63,7 @@ struct Inner {
     approval: Option<Duration>,
     /// `ServeOptions::sessions`: where the agent tool's conversations live.
     store: Option<Arc<dyn SessionStore>>,
-    /// Agent runs of 2026-07-28 clients parked on an approval question.
+    /// Calls of 2026-07-28 clients parked on a question.
     parked: ParkedRuns,
 }
 
@@ -122,60 +121,45 @@ impl LoushoServer {
         }
     }
 
-    /// One round of an agent call from a 2026-07-28 client with approvals
-    /// to ask: the first starts the run, a retry (`requestState`) resumes
-    /// it with the client's answer; each ends with the next question (an
-    /// `InputRequiredResult`) or the run's result.
-    async fn agent_round(
+    /// One round of a call from a 2026-07-28 client that may ask it
+    /// something: the first starts the call (`call`, on its own task, with
+    /// the channel asking in rounds), a retry (`requestState`) resumes it
+    /// with the client's answer; each ends with the next question (an
+    /// `InputRequiredResult`) or the call's result. A cancelled round
+    /// cancels the call.
+    async fn in_rounds<F, Fut>(
         &self,
-        agent: &Agent,
-        request: CallToolRequestParams,
-        channel: PeerChannel,
-        timeout: Duration,
+        request: &CallToolRequestParams,
+        mut channel: PeerChannel,
         request_cancel: &CancellationToken,
         run_cancel: CancellationToken,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let inner = &self.inner;
+        call: F,
+    ) -> Result<CallToolResponse, ErrorData>
+    where
+        F: FnOnce(PeerChannel, CancellationToken) -> Fut,
+        Fut: Future<Output = Option<CallToolResult>> + Send + 'static,
+    {
+        let parked = &self.inner.parked;
         let round = async {
             if let Some(handle) = request.request_state.as_deref() {
-                return inner
-                    .parked
-                    .resume(handle, request.input_responses.as_ref(), timeout)
+                return parked
+                    .resume(handle, request.input_responses.as_ref())
                     .await;
             }
-            let (tx, rx) = mpsc::channel(1);
-            let agent = agent.clone();
-            let store = inner.store.clone();
-            let arguments = request.arguments.clone();
-            let cancel = run_cancel.clone();
+            let (rounds, driven) = mrtr::start(run_cancel.clone());
+            channel.asking = Asking::Rounds(rounds.clone());
+            let running = call(channel, run_cancel);
+            // The call outlives this round: it ends, or is cancelled when
+            // a round is cancelled or its retry never comes.
             tokio::spawn(async move {
-                // The run outlives this round: it ends, or is denied after
-                // the timeout when the retry never comes.
-                let detached = CancellationToken::new();
-                let out = agent_tool::call(
-                    &agent,
-                    arguments,
-                    &detached,
-                    cancel,
-                    channel,
-                    Approver::Rounds(timeout, tx.clone()),
-                    store.as_ref(),
-                )
-                .await;
-                let done = match out {
-                    AgentCallEnd::Result(r) => Some(r),
-                    AgentCallEnd::Cancelled => None,
-                };
-                let _ = tx.send(Step::Done(done)).await;
+                let done = running.await;
+                rounds.done(done).await;
             });
-            Some(inner.parked.next(rx, timeout).await)
+            Some(parked.next(driven).await)
         };
         let round = tokio::select! {
             biased;
             () = request_cancel.cancelled() => {
-                if request.request_state.is_none() {
-                    run_cancel.cancel();
-                }
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
             round = round => round,
@@ -187,8 +171,8 @@ impl LoushoServer {
                 Err(ErrorData::internal_error("the call was cancelled", None))
             }
             None => Ok(error_result(
-                "this approval is no longer pending (it was answered already, or it expired \
-                 after the approval timeout and was denied); call the tool again",
+                "this question is no longer pending (it was answered already, or it expired \
+                 after its timeout); call the tool again",
             )
             .into()),
         }
@@ -200,12 +184,18 @@ impl LoushoServer {
         let modern = cx
             .protocol_version()
             .is_some_and(|v| carries_request_meta(&v));
+        let asking = if modern {
+            Asking::Modern
+        } else if self.inner.answers {
+            Asking::Requests
+        } else {
+            Asking::Stateless
+        };
         PeerChannel {
             peer: cx.peer.clone(),
             progress,
             log: self.log.clone(),
-            answers: self.inner.answers && !modern,
-            modern,
+            asking,
             elicitation: caps.elicitation.is_some(),
             sampling: caps.sampling.is_some(),
             sampling_tools: caps.sampling.as_ref().is_some_and(|s| s.tools.is_some()),
@@ -411,26 +401,44 @@ impl LoushoServer {
                 None => ProgressTo::Nowhere,
             };
             let channel = self.channel(&cx, progress);
-            if let Some(timeout) = inner.approval
-                && channel.modern
-                && channel.elicitation
-            {
-                // Boxed, as below: an agent run's future is large, and
-                // inlined it would be moved with every direct call's too.
-                return Box::pin(self.agent_round(
-                    agent,
-                    request,
-                    channel,
-                    timeout,
-                    &request_cancel,
-                    run_cancel,
-                ))
-                .await;
-            }
             let approver = match inner.approval {
                 Some(timeout) => Approver::Elicit(timeout),
                 None => Approver::Nobody,
             };
+            if rounds_for(&request, &channel) {
+                let agent = agent.clone();
+                let store = inner.store.clone();
+                let arguments = request.arguments.clone();
+                let call = move |channel, run_cancel| async move {
+                    // Detached from the round's request: cancelled through
+                    // `run_cancel` only.
+                    let detached = CancellationToken::new();
+                    let end = agent_tool::call(
+                        &agent,
+                        arguments,
+                        &detached,
+                        run_cancel,
+                        channel,
+                        approver,
+                        store.as_ref(),
+                    )
+                    .await;
+                    match end {
+                        AgentCallEnd::Result(r) => Some(r),
+                        AgentCallEnd::Cancelled => None,
+                    }
+                };
+                // Boxed, as below: an agent run's future is large, and
+                // inlined it would be moved with every direct call's too.
+                return Box::pin(self.in_rounds(
+                    &request,
+                    channel,
+                    &request_cancel,
+                    run_cancel,
+                    call,
+                ))
+                .await;
+            }
             return match Box::pin(agent_tool::call(
                 agent,
                 request.arguments,
@@ -462,6 +470,18 @@ impl LoushoServer {
             None => ProgressTo::Nowhere,
         };
         let channel = self.channel(&cx, progress);
+        if rounds_for(&request, &channel) {
+            let server = self.clone();
+            let direct = request.clone();
+            let call = move |channel, run_cancel: CancellationToken| async move {
+                server
+                    .run_direct(direct, id, channel, &run_cancel)
+                    .await
+                    .ok()
+            };
+            return Box::pin(self.in_rounds(&request, channel, &request_cancel, run_cancel, call))
+                .await;
+        }
         self.run_direct(request, id, channel, &request_cancel)
             .await
             .map(Into::into)
@@ -515,6 +535,14 @@ impl LoushoServer {
             }
         }
     }
+}
+
+/// Whether a call is driven in input-required rounds: a retry of one, or a
+/// 2026-07-28 client's call that may ask it (it declared elicitation or
+/// sampling).
+fn rounds_for(request: &CallToolRequestParams, channel: &PeerChannel) -> bool {
+    request.request_state.is_some()
+        || (matches!(channel.asking, Asking::Modern) && (channel.elicitation || channel.sampling))
 }
 
 /// `ServeApprovals::Elicit` for a direct call: the decision order (with the

@@ -1,47 +1,124 @@
-//! Approvals for 2026-07-28 clients: that protocol forbids server-to-client
-//! requests, so a served run that needs approval answers the `tools/call`
-//! with an `InputRequiredResult` (the approval form as an elicitation input
-//! request, and an opaque `requestState`); the client asks its user and
-//! retries the call with the answer. Works over stateless HTTP too.
+//! Questions to 2026-07-28 clients: that protocol forbids server-to-client
+//! requests, so a served call that needs its client — an approval, a
+//! `ToolContext` elicitation or sampling request, a `model: sampling` turn —
+//! answers the `tools/call` with an `InputRequiredResult` (the question as
+//! an input request, and an opaque `requestState`); the client answers it
+//! and retries the call with the answer. Works over every transport,
+//! stateless HTTP included.
 //!
-//! The run itself stays in this process, parked on its approval question,
-//! under an unguessable handle (the `requestState`); the retry hands the
-//! answer to it and waits for its next question or its result. A parked run
-//! whose retry never comes is denied after the approval timeout and
-//! forgotten.
+//! The call itself (an agent run or a direct tool) runs on in this process,
+//! parked on its question under an unguessable handle (the `requestState`);
+//! the retry hands the answer to it and waits for its next question or its
+//! result. One question per round: a run that asks several at once (tools
+//! in parallel) gets them asked one after the other. A parked call whose
+//! retry never comes gets no answer after the question's wait (the approval
+//! timeout, the tool's own timeout, or [`DEFAULT_WAIT`]) and is forgotten.
 
-use super::approval;
-use crate::policy::{ApprovalDecision, ApprovalRequest};
-use crate::sync::MutexExt;
-use crate::tool::Elicitation;
 use rmcp::model::{
-    CallToolResult, ElicitRequest, ElicitRequestParams, InputRequest, InputRequests,
-    InputRequiredResult, InputResponses,
+    CallToolResult, InputRequest, InputRequests, InputRequiredResult, InputResponses,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
-/// The key of the approval form among the input requests.
-const KEY: &str = "approval";
+/// How long a question without a wait of its own (a `ToolContext` request
+/// without a timeout, a `model: sampling` turn) waits for the retry.
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 
-/// What a run driven for a 2026-07-28 client does next.
+/// The key of the question among the input requests.
+const KEY: &str = "q";
+
+/// A question of a parked call.
+pub(crate) struct Question {
+    request: InputRequest,
+    /// The client's answer (`None`: the retry carried none).
+    answer: oneshot::Sender<Option<Value>>,
+    wait: Duration,
+}
+
+/// What a call driven for a 2026-07-28 client does next.
 pub(crate) enum Step {
-    /// It asks for approval; answer through the sender.
-    Ask(ApprovalRequest, oneshot::Sender<ApprovalDecision>),
+    /// It asks the client.
+    Ask(Question),
     /// It finished: the call's result (`None`: cancelled).
     Done(Option<CallToolResult>),
 }
 
-/// A run waiting for the client's retry.
-struct Parked {
-    steps: mpsc::Receiver<Step>,
-    answer: oneshot::Sender<ApprovalDecision>,
+/// A call's way to its rounds: what the call asks through
+/// ([`Rounds::ask`]); the other end is [`ParkedRuns::next`].
+#[derive(Clone, Debug)]
+pub(crate) struct Rounds {
+    steps: mpsc::Sender<Step>,
 }
 
-/// Runs parked on an approval question, by handle.
+/// Why a question got no answer.
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    /// The client is gone (the call was cancelled or the round given up).
+    Gone,
+    /// No retry within the wait.
+    TimedOut(Duration),
+    /// The retry carried no answer to it.
+    NoAnswer,
+}
+
+impl Rounds {
+    /// Asks the client `request` in the next round and waits (at most
+    /// `wait`) for the retry's answer.
+    pub(crate) async fn ask(
+        &self,
+        request: InputRequest,
+        wait: Duration,
+    ) -> Result<Value, Unanswered> {
+        let (tx, rx) = oneshot::channel();
+        let question = Question {
+            request,
+            answer: tx,
+            wait,
+        };
+        if self.steps.send(Step::Ask(question)).await.is_err() {
+            return Err(Unanswered::Gone);
+        }
+        match tokio::time::timeout(wait, rx).await {
+            Ok(Ok(Some(answer))) => Ok(answer),
+            Ok(Ok(None)) => Err(Unanswered::NoAnswer),
+            Ok(Err(_)) => Err(Unanswered::Gone),
+            Err(_) => Err(Unanswered::TimedOut(wait)),
+        }
+    }
+}
+
+/// A call in rounds, as the round that waits for it holds it.
+pub(crate) struct Driven {
+    steps: mpsc::Receiver<Step>,
+    /// Cancels the call (a cancelled retry, server shutdown).
+    pub(crate) cancel: CancellationToken,
+}
+
+/// Starts a call in rounds: the call asks through the [`Rounds`], the round
+/// waits on the [`Driven`] end; `done` is how the call reports its end.
+pub(crate) fn start(cancel: CancellationToken) -> (Rounds, Driven) {
+    let (tx, rx) = mpsc::channel(1);
+    (Rounds { steps: tx }, Driven { steps: rx, cancel })
+}
+
+impl Rounds {
+    /// Reports the call's end (`None`: cancelled).
+    pub(crate) async fn done(&self, result: Option<CallToolResult>) {
+        let _ = self.steps.send(Step::Done(result)).await;
+    }
+}
+
+/// A call waiting for the client's retry.
+struct Parked {
+    driven: Driven,
+    answer: oneshot::Sender<Option<Value>>,
+}
+
+/// Calls parked on a question, by handle.
 #[derive(Clone, Default)]
 pub(crate) struct ParkedRuns {
     runs: Arc<Mutex<HashMap<String, Parked>>>,
@@ -51,86 +128,90 @@ pub(crate) struct ParkedRuns {
 pub(crate) enum Round {
     /// Ask the client (the `InputRequiredResult`).
     Input(InputRequiredResult),
-    /// The run's result.
+    /// The call's result.
     Done(CallToolResult),
-    /// The run was cancelled.
+    /// The call was cancelled.
     Cancelled,
 }
 
 impl ParkedRuns {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
-        self.runs.lock_unpoisoned()
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Waits for the run's next step: a question parks it and becomes the
-    /// input request; the end is the result.
-    pub(crate) async fn next(&self, mut steps: mpsc::Receiver<Step>, timeout: Duration) -> Round {
-        loop {
-            let (question, answer) = match steps.recv().await {
-                None | Some(Step::Done(None)) => return Round::Cancelled,
-                Some(Step::Done(Some(result))) => return Round::Done(result),
-                Some(Step::Ask(question, answer)) => (question, answer),
-            };
-            let Some(form) = form(&question) else {
-                // Our own form is always valid; should it not be, deny.
-                let _ = answer.send(ApprovalDecision::deny(
-                    "the approval form could not be built",
-                ));
-                continue;
-            };
-            let handle = new_handle();
-            self.lock().insert(handle.clone(), Parked { steps, answer });
-            // A retry that never comes: the run's own wait denies it after
-            // `timeout`; forget the parked run a little later.
-            let runs = self.clone();
-            let key = handle.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(timeout + Duration::from_secs(5)).await;
-                runs.lock().remove(&key);
-            });
-            let mut requests = InputRequests::new();
-            requests.insert(KEY.to_owned(), form);
-            return Round::Input(InputRequiredResult::new(Some(requests), Some(handle)));
-        }
+    /// Waits for the call's next step: a question parks it and becomes the
+    /// input request; the end is the result. Dropped (the round's request
+    /// cancelled), it cancels the call.
+    pub(crate) async fn next(&self, driven: Driven) -> Round {
+        let mut guard = CancelUnlessParked(Some(driven));
+        let step = match guard.0.as_mut() {
+            Some(driven) => driven.steps.recv().await,
+            None => None,
+        };
+        let question = match step {
+            Some(Step::Ask(question)) => question,
+            // The call ended by itself: nothing to cancel.
+            Some(Step::Done(Some(result))) => {
+                guard.0 = None;
+                return Round::Done(result);
+            }
+            None | Some(Step::Done(None)) => {
+                guard.0 = None;
+                return Round::Cancelled;
+            }
+        };
+        let Some(driven) = guard.0.take() else {
+            return Round::Cancelled;
+        };
+        let Question {
+            request,
+            answer,
+            wait,
+        } = question;
+        let handle = new_handle();
+        self.lock()
+            .insert(handle.clone(), Parked { driven, answer });
+        // A retry that never comes: the call's own wait gives up after
+        // `wait`; forget the parked call (and so cancel it) a little later.
+        let runs = self.clone();
+        let key = handle.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(wait + Duration::from_secs(5)).await;
+            let forgotten = runs.lock().remove(&key);
+            if let Some(parked) = forgotten {
+                parked.driven.cancel.cancel();
+            }
+        });
+        let mut requests = InputRequests::new();
+        requests.insert(KEY.to_owned(), request);
+        Round::Input(InputRequiredResult::new(Some(requests), Some(handle)))
     }
 
-    /// A retry: hands the answer to the parked run and waits for its next
-    /// step. `None` when no run is parked under `handle` (unknown, answered
-    /// already, or forgotten after the timeout).
+    /// A retry: hands the answer to the parked call and waits for its next
+    /// step. `None` when no call is parked under `handle` (unknown, answered
+    /// already, or forgotten after its wait).
     pub(crate) async fn resume(
         &self,
         handle: &str,
         responses: Option<&InputResponses>,
-        timeout: Duration,
     ) -> Option<Round> {
         let parked = self.lock().remove(handle)?;
-        let answer = responses
-            .and_then(|r| r.get(KEY))
-            .map_or(ApprovalDecision::deny("no answer was given"), decision);
-        // The run may have given up waiting already (its own timeout).
+        let answer = responses.and_then(|r| r.get(KEY)).cloned();
+        // The call may have given up waiting already (its own wait).
         let _ = parked.answer.send(answer);
-        Some(self.next(parked.steps, timeout).await)
+        Some(self.next(parked.driven).await)
     }
 }
 
-/// A 2026-07-28 run's approval handler: hands the question to the call
-/// handling the current round and waits for the client's retry (or the
-/// timeout, which denies).
-pub(crate) async fn ask(
-    steps: &mpsc::Sender<Step>,
-    question: ApprovalRequest,
-    timeout: Duration,
-) -> ApprovalDecision {
-    let (tx, rx) = oneshot::channel();
-    if steps.send(Step::Ask(question, tx)).await.is_err() {
-        return ApprovalDecision::deny("the client went away before it could be asked");
-    }
-    match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok(decision)) => decision,
-        _ => ApprovalDecision::deny(format!(
-            "no answer within {} s, so it was not approved",
-            timeout.as_secs()
-        )),
+/// Cancels the call when a round stops waiting for it without parking it
+/// (the round's request was cancelled).
+struct CancelUnlessParked(Option<Driven>);
+
+impl Drop for CancelUnlessParked {
+    fn drop(&mut self) {
+        if let Some(driven) = self.0.take() {
+            driven.cancel.cancel();
+        }
     }
 }
 
@@ -154,86 +235,70 @@ fn new_handle() -> String {
     format!("{:016x}{:016x}", half(1), half(2))
 }
 
-/// The approval form as an elicitation input request.
-fn form(question: &ApprovalRequest) -> Option<InputRequest> {
-    let params: ElicitRequestParams = serde_json::from_value(json!({
-        "mode": "form",
-        "message": approval::form_message(question),
-        "requestedSchema": approval::form_schema(),
-    }))
-    .ok()?;
-    Some(InputRequest::Elicitation(ElicitRequest::new(params)))
-}
-
-/// The decision for the client's `ElicitResult`, as JSON.
-fn decision(response: &Value) -> ApprovalDecision {
-    let answer = match response.get("action").and_then(Value::as_str) {
-        Some("accept") => Elicitation::Accepted(
-            response
-                .get("content")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
-        ),
-        Some("decline") => Elicitation::Declined,
-        _ => Elicitation::Cancelled,
-    };
-    approval::decide(Ok(answer), Duration::ZERO)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::DecisionReason;
-    use crate::tool::ToolSpec;
+    use futures::FutureExt;
+    use rmcp::model::{ContentBlock, ElicitRequest, ElicitRequestParams};
+    use serde_json::json;
 
-    fn question() -> ApprovalRequest {
-        let spec = ToolSpec::new("delete_order", "Deletes", json!({"type": "object"}));
-        ApprovalRequest::new("c1", &spec, json!({"id": 42}), DecisionReason::Callback)
+    fn question() -> InputRequest {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form", "message": "Proceed?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        }))
+        .unwrap();
+        InputRequest::Elicitation(ElicitRequest::new(params))
     }
 
     #[tokio::test]
-    async fn a_question_parks_the_run_and_the_retry_hands_it_the_answer() {
+    async fn a_question_parks_the_call_and_the_retry_hands_it_the_answer() {
         let parked = ParkedRuns::default();
-        let timeout = Duration::from_secs(30);
-        let (tx, rx) = mpsc::channel(1);
-        let run = tokio::spawn(async move {
-            let decision = ask(&tx, question(), timeout).await;
-            let text = format!("{decision:?}");
-            let _ = tx
-                .send(Step::Done(Some(CallToolResult::success(vec![
-                    rmcp::model::ContentBlock::text(text),
-                ]))))
+        let cancel = CancellationToken::new();
+        let (rounds, driven) = start(cancel.clone());
+        let call = tokio::spawn(async move {
+            let answer = rounds.ask(question(), Duration::from_secs(30)).await;
+            let text = format!("{answer:?}");
+            rounds
+                .done(Some(CallToolResult::success(vec![ContentBlock::text(
+                    text,
+                )])))
                 .await;
         });
-        let Round::Input(input) = parked.next(rx, timeout).await else {
+        let Round::Input(input) = parked.next(driven).await else {
             panic!("the question comes back as input required");
         };
         let handle = input.request_state.clone().unwrap();
         assert!(input.input_requests.unwrap().contains_key(KEY));
         assert!(
-            parked.resume("not-a-handle", None, timeout).await.is_none(),
+            parked.resume("not-a-handle", None).await.is_none(),
             "an unknown handle resumes nothing"
         );
         let mut answers = InputResponses::new();
         answers.insert(
             KEY.to_owned(),
-            json!({"action": "accept", "content": {"decision": "allow"}}),
+            json!({"action": "accept", "content": {"ok": true}}),
         );
-        let Some(Round::Done(result)) = parked.resume(&handle, Some(&answers), timeout).await
-        else {
-            panic!("the run finishes after the answer");
+        let Some(Round::Done(result)) = parked.resume(&handle, Some(&answers)).await else {
+            panic!("the call finishes after the answer");
         };
         let text = serde_json::to_string(&result.content).unwrap();
-        assert!(text.contains("Approve"), "{text}");
+        assert!(text.contains("accept"), "{text}");
         assert!(
-            parked
-                .resume(&handle, Some(&answers), timeout)
-                .await
-                .is_none(),
+            parked.resume(&handle, Some(&answers)).await.is_none(),
             "a second retry finds nothing parked"
         );
-        run.await.unwrap();
+        call.await.unwrap();
+        assert!(!cancel.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_round_given_up_before_the_question_cancels_the_call() {
+        let parked = ParkedRuns::default();
+        let cancel = CancellationToken::new();
+        let (_rounds, driven) = start(cancel.clone());
+        assert!(parked.next(driven).now_or_never().is_none());
+        assert!(cancel.is_cancelled(), "dropping the round cancels the call");
     }
 
     #[test]

@@ -1,16 +1,20 @@
 //! The MCP client, as a served tool sees it ([`ToolContext`](crate::ToolContext)'s
-//! progress, log, elicitation and sampling methods): rmcp's server-side `Peer`.
+//! progress, log, elicitation and sampling methods): rmcp's server-side
+//! `Peer`, and for 2026-07-28 clients the call's input-required rounds
+//! ([`mrtr`](super::mrtr)) for the questions.
 
 // Logging and sampling are deprecated by SEP-2577 (2026-07-28) but are what
 // 2025-11-25 clients speak.
 #![allow(deprecated)]
 
+use super::mrtr::{DEFAULT_WAIT, Rounds, Unanswered};
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };
 use rmcp::ServiceError;
 use rmcp::model::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitationAction,
+    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::service::{Peer, RoleServer};
@@ -53,6 +57,22 @@ pub(crate) enum ProgressTo {
     Run(ProgressToken, Arc<AtomicU32>),
 }
 
+/// How a served call can put questions (elicitation, sampling) to its client.
+#[derive(Clone, Debug)]
+pub(crate) enum Asking {
+    /// As server requests on the connection (2025-11-25 over stdio or
+    /// stateful HTTP).
+    Requests,
+    /// Not at all: 2025-11-25 over stateless HTTP, where the client's
+    /// answer could not reach the call.
+    Stateless,
+    /// Protocol 2026-07-28 (no server requests), outside rounds: the client
+    /// declared neither elicitation nor sampling.
+    Modern,
+    /// Protocol 2026-07-28, in the call's input-required rounds.
+    Rounds(Rounds),
+}
+
 /// What a served call's tools talk back through.
 #[derive(Clone)]
 pub(crate) struct PeerChannel {
@@ -60,12 +80,8 @@ pub(crate) struct PeerChannel {
     pub(crate) peer: Peer<RoleServer>,
     pub(crate) progress: ProgressTo,
     pub(crate) log: LogFilter,
-    /// Whether the client can answer requests on this transport (not over
-    /// stateless HTTP, nor on 2026-07-28, which forbids them).
-    pub(crate) answers: bool,
-    /// Whether the request speaks protocol 2026-07-28 (no server requests;
-    /// multi-round-trip `InputRequiredResult` instead).
-    pub(crate) modern: bool,
+    /// How questions reach the client.
+    pub(crate) asking: Asking,
     /// The client's capabilities for this request.
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
@@ -77,7 +93,7 @@ impl fmt::Debug for PeerChannel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PeerChannel")
             .field("progress", &self.progress)
-            .field("answers", &self.answers)
+            .field("asking", &self.asking)
             .field("elicitation", &self.elicitation)
             .field("sampling", &self.sampling)
             .finish_non_exhaustive()
@@ -89,9 +105,34 @@ fn cannot_answer(action: &'static str) -> ClientError {
     ClientError::Failed {
         action,
         reason: "the client cannot answer server requests on this connection (stateless \
-                 Streamable HTTP, or protocol 2026-07-28); serve HTTP with sessions \
-                 (`HttpOptions::stateful(true)`, spec `serve.stateful: true`) or use stdio"
+                 Streamable HTTP with protocol 2025-11-25); serve HTTP with sessions \
+                 (`HttpOptions::stateful(true)`, spec `serve.stateful: true`), use stdio, or \
+                 use a client of protocol 2026-07-28 (asked in input-required rounds)"
             .to_owned(),
+    }
+}
+
+/// The error for a question a round got no answer to.
+fn unanswered(action: &'static str, e: Unanswered) -> ClientError {
+    match e {
+        Unanswered::Gone => ClientError::Cancelled,
+        Unanswered::TimedOut(d) => ClientError::TimedOut(d),
+        Unanswered::NoAnswer => ClientError::Failed {
+            action,
+            reason: "the client retried the call without an answer to the question".to_owned(),
+        },
+    }
+}
+
+/// The elicitation outcome of a client's `ElicitResult`.
+fn elicitation_of(result: ElicitResult) -> Elicitation {
+    match result.action {
+        ElicitationAction::Accept => Elicitation::Accepted(match result.content {
+            Some(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        }),
+        ElicitationAction::Decline => Elicitation::Declined,
+        _ => Elicitation::Cancelled,
     }
 }
 
@@ -160,10 +201,10 @@ impl PeerChannel {
         timeout: Option<Duration>,
     ) -> Result<Elicitation, ClientError> {
         const ACTION: &str = "ask the user (elicitation)";
-        if !self.answers {
+        if matches!(self.asking, Asking::Stateless) {
             return Err(cannot_answer(ACTION));
         }
-        if !self.elicitation {
+        if !self.elicitation || matches!(self.asking, Asking::Modern) {
             return Err(ClientError::Unsupported {
                 action: ACTION,
                 capability: "elicitation",
@@ -178,30 +219,42 @@ impl PeerChannel {
             what: "elicitation schema (use a flat object of string, number, integer, boolean and enum properties)",
             reason: e.to_string(),
         })?;
-        let result = self
-            .peer
-            .create_elicitation_with_timeout(params, timeout)
-            .await
-            .map_err(|e| service_error(ACTION, e))?;
-        Ok(match result.action {
-            ElicitationAction::Accept => Elicitation::Accepted(match result.content {
-                Some(Value::Object(map)) => map,
-                _ => serde_json::Map::new(),
-            }),
-            ElicitationAction::Decline => Elicitation::Declined,
-            _ => Elicitation::Cancelled,
-        })
+        let result = match &self.asking {
+            Asking::Rounds(rounds) => {
+                let question = InputRequest::Elicitation(ElicitRequest::new(params));
+                let answer = rounds
+                    .ask(question, timeout.unwrap_or(DEFAULT_WAIT))
+                    .await
+                    .map_err(|e| unanswered(ACTION, e))?;
+                serde_json::from_value::<ElicitResult>(answer).map_err(|e| ClientError::Failed {
+                    action: ACTION,
+                    reason: format!("its answer is not an elicitation result: {e}"),
+                })?
+            }
+            _ => self
+                .peer
+                .create_elicitation_with_timeout(params, timeout)
+                .await
+                .map_err(|e| service_error(ACTION, e))?,
+        };
+        Ok(elicitation_of(result))
+    }
+
+    /// Whether the client can be asked at all on this call (capabilities
+    /// aside).
+    fn can_ask(&self) -> bool {
+        matches!(self.asking, Asking::Requests | Asking::Rounds(_))
     }
 }
 
 #[async_trait::async_trait]
 impl ClientChannel for PeerChannel {
     fn can_elicit(&self) -> bool {
-        self.elicitation && self.answers
+        self.elicitation && self.can_ask()
     }
 
     fn can_sample(&self) -> bool {
-        self.sampling && self.answers
+        self.sampling && self.can_ask()
     }
 
     async fn step(&self, message: String) {
@@ -218,10 +271,10 @@ impl ClientChannel for PeerChannel {
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
         const ACTION: &str = "ask the client's model (sampling)";
-        if !self.answers {
+        if matches!(self.asking, Asking::Stateless) {
             return Err(cannot_answer(ACTION));
         }
-        if !self.sampling {
+        if !self.sampling || matches!(self.asking, Asking::Modern) {
             return Err(ClientError::Unsupported {
                 action: ACTION,
                 capability: "sampling",
@@ -232,15 +285,32 @@ impl ClientChannel for PeerChannel {
                 what: "sampling request",
                 reason: e.to_string(),
             })?;
-        let call = self.peer.create_message(params);
-        let result = match timeout {
-            None => call.await,
-            Some(d) => match tokio::time::timeout(d, call).await {
-                Ok(r) => r,
-                Err(_) => return Err(ClientError::TimedOut(d)),
-            },
-        }
-        .map_err(|e| service_error(ACTION, e))?;
+        let result = match &self.asking {
+            Asking::Rounds(rounds) => {
+                let question = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+                let answer = rounds
+                    .ask(question, timeout.unwrap_or(DEFAULT_WAIT))
+                    .await
+                    .map_err(|e| unanswered(ACTION, e))?;
+                serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
+                    ClientError::Failed {
+                        action: ACTION,
+                        reason: format!("its answer is not a sampling result: {e}"),
+                    }
+                })?
+            }
+            _ => {
+                let call = self.peer.create_message(params);
+                match timeout {
+                    None => call.await,
+                    Some(d) => match tokio::time::timeout(d, call).await {
+                        Ok(r) => r,
+                        Err(_) => return Err(ClientError::TimedOut(d)),
+                    },
+                }
+                .map_err(|e| service_error(ACTION, e))?
+            }
+        };
         serde_json::to_value(&result).map_err(|e| ClientError::Failed {
             action: ACTION,
             reason: e.to_string(),

@@ -384,3 +384,80 @@ async fn changes_while_serving_are_announced() {
     drop(c);
     server.close().await.unwrap();
 }
+
+/// The next notification on `sub`, triggering it with `poke` until it comes:
+/// a listen stream is registered just after the client has its
+/// acknowledgment, so the first poke may come before it.
+async fn next_after(
+    sub: &mut rmcp::service::Subscription,
+    mut poke: impl AsyncFnMut(),
+) -> rmcp::model::ServerNotification {
+    for _ in 0..200 {
+        poke().await;
+        if let Ok(note) =
+            tokio::time::timeout(std::time::Duration::from_millis(50), sub.next()).await
+        {
+            return note.unwrap().expect("the stream ended");
+        }
+    }
+    panic!("no notification on the listen stream");
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_hears_changes_on_its_listen_stream() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+    let server = serve_mcp(options().http(HttpOptions::new().port(0)))
+        .await
+        .unwrap();
+    let c = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(server.url().unwrap()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::LATEST],
+            },
+        )
+        .await
+        .unwrap();
+    let mut sub = c
+        .peer()
+        .listen(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resource_subscription("test://a-text")
+                .build(),
+        )
+        .await
+        .unwrap();
+    let catalog = server.catalog().clone();
+    let note = next_after(&mut sub, async || {
+        // Not in the filter: never delivered, so the first note is a-text.
+        catalog.resource_updated("test://b-bytes").await;
+        catalog.resource_updated("test://a-text").await;
+    })
+    .await;
+    let ServerNotification::ResourceUpdatedNotification(n) = note else {
+        panic!("{note:?}")
+    };
+    assert_eq!(n.params.uri, "test://a-text");
+    catalog
+        .add_tools(define_tool(
+            "late",
+            "Added while serving",
+            |_: Value| async { "ok" },
+        ))
+        .await
+        .unwrap();
+    // Updates poked before may still be queued; the tool change follows them.
+    loop {
+        match sub.next().await.unwrap().expect("the stream ended") {
+            ServerNotification::ResourceUpdatedNotification(_) => continue,
+            ServerNotification::ToolListChangedNotification(_) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(sub);
+    drop(c);
+    server.close().await.unwrap();
+}

@@ -9,8 +9,11 @@ use lousho::mcp::{
     CompletionTarget, ConnectOptions, McpClient, McpError, MemoryManifestStore, ResourceContents,
     ServerStatus,
 };
+use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Part, Role};
-use lousho::{McpServer, connect_mcp};
+use lousho::tool::Content;
+use lousho::{Agent, McpServer, connect_mcp};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -225,5 +228,129 @@ async fn a_server_without_resources_says_so() {
         Ok(list) => assert!(list.iter().all(|r| !r.uri.is_empty())),
         Err(e) => assert!(matches!(e, McpError::NotOffered { .. }), "{e:?}"),
     }
+    mcp.close().await;
+}
+
+/// The text of a run's tool results, in order.
+fn results(reply: &lousho::Reply) -> Vec<lousho::ToolOutput> {
+    reply.tool_calls.iter().map(|c| c.output.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_scripted_model_finds_and_reads_a_resource_through_its_tools() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    let model = ScriptedModel::new([
+        ScriptedTurn::tool_call("ev__list_resources", json!({})),
+        ScriptedTurn::tool_call(
+            "ev__read_resource",
+            json!({"uri": "demo://resource/dynamic/text/2"}),
+        ),
+        ScriptedTurn::tool_call(
+            "ev__read_resource",
+            json!({"uri": "demo://resource/dynamic/blob/1"}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .mcp_server("ev", entry)
+        .build()
+        .unwrap();
+    agent.ready().await.unwrap();
+    let tools = agent.tools().unwrap();
+    let read = tools.get("ev__read_resource").unwrap();
+    assert!(!read.spec().needs_approval(), "read-only: runs by default");
+    assert!(tools.contains("ev__list_resources"));
+    let reply = agent.send("find a resource and read it").await.unwrap();
+    let out = results(&reply);
+    let listing: serde_json::Value = out[0].structured.clone().unwrap();
+    assert!(
+        listing["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["uriTemplate"] == "demo://resource/dynamic/text/{resourceId}"),
+        "{listing}"
+    );
+    assert!(!listing["resources"].as_array().unwrap().is_empty());
+    assert!(
+        matches!(&out[1].content[0], Content::Resource { text: Some(t), .. } if t.starts_with("Resource 2:")),
+        "{:?}",
+        out[1]
+    );
+    // A text/plain blob stays an attachment with its MIME type.
+    assert!(
+        matches!(&out[2].content[0], Content::Resource { blob: Some(_), mime_type: Some(m), .. } if m == "text/plain"),
+        "{:?}",
+        out[2]
+    );
+    // The model saw both tools' definitions in its first request.
+    let first = &model.requests()[0];
+    assert!(first.tools.iter().any(|t| t.name == "ev__read_resource"));
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn a_resource_link_in_a_tool_result_is_followed_through_its_server() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    let model = ScriptedModel::new([
+        ScriptedTurn::tool_call("ev__get-resource-links", json!({"count": 2})),
+        ScriptedTurn::tool_call(
+            "ev__read_resource",
+            json!({"uri": "demo://resource/dynamic/text/2"}),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .mcp_server("ev", entry)
+        .build()
+        .unwrap();
+    let reply = agent.send("follow the link").await.unwrap();
+    let out = results(&reply);
+    let link = out[0]
+        .content
+        .iter()
+        .find(|c| matches!(c, Content::Resource { uri, .. } if uri == "demo://resource/dynamic/text/2"))
+        .unwrap_or_else(|| panic!("no link in {:?}", out[0]));
+    assert!(
+        link.to_model_text().contains("read_resource"),
+        "the model is told how to follow it: {}",
+        link.to_model_text()
+    );
+    assert!(
+        matches!(&out[1].content[0], Content::Resource { text: Some(t), .. } if t.starts_with("Resource 2:")),
+        "{:?}",
+        out[1]
+    );
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn a_prompt_with_arguments_runs_as_a_conversation() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    let model = ScriptedModel::new([ScriptedTurn::text("Sunny.")]);
+    let mcp = connect_mcp([("ev", entry)], ConnectOptions::default())
+        .await
+        .unwrap();
+    let prompt = mcp
+        .get_prompt("ev", "args-prompt", [("city", "Oslo")])
+        .await
+        .unwrap();
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tools(mcp.tools())
+        .build()
+        .unwrap();
+    let reply = agent.send_messages(prompt.messages).await.unwrap();
+    assert_eq!(reply.text, "Sunny.");
+    let sent = &model.requests()[0].messages;
+    assert_eq!(sent[0].text(), "What's weather in Oslo?");
     mcp.close().await;
 }

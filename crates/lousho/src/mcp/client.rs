@@ -32,6 +32,7 @@ mod progress;
 mod prompts;
 mod replies;
 mod request;
+mod resource_tools;
 mod resources;
 mod result;
 mod stderr;

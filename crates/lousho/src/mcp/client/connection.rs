@@ -13,6 +13,7 @@ use super::oauth::OAuthLink;
 use super::offers::Offers;
 use super::pinning::PinCheck;
 use super::progress::ProgressHook;
+use super::resource_tools::MadeResourceTools;
 use super::tool::{McpTool, RemoteTool};
 use crate::policy::ToolDrift;
 use crate::sync::{MutexExt, RwLockExt};
@@ -116,6 +117,8 @@ pub(crate) struct Connection {
     /// The server's resources, templates, prompts and instructions as last
     /// listed (live, or from its manifest); `None` before any listing.
     offers: RwLock<Option<Arc<Offers>>>,
+    /// The resource tools last made from the offers.
+    made_resources: Mutex<MadeResourceTools>,
 }
 
 impl Connection {
@@ -157,6 +160,7 @@ impl Connection {
             progress,
             catalog,
             offers: RwLock::new(None),
+            made_resources: Mutex::new(MadeResourceTools::default()),
         });
         conn.load_manifest();
         conn
@@ -240,6 +244,21 @@ impl Connection {
         &self.name
     }
 
+    /// The server's entry.
+    pub(crate) fn entry(&self) -> &McpServer {
+        &self.entry
+    }
+
+    /// How its tools are named.
+    pub(crate) fn naming(&self) -> ToolNaming {
+        self.naming
+    }
+
+    /// The digest of its identity (remembered approvals' key).
+    pub(crate) fn identity(&self) -> &str {
+        &self.identity
+    }
+
     pub(crate) fn call_timeout(&self) -> Duration {
         self.entry.call_timeout
     }
@@ -253,7 +272,8 @@ impl Connection {
         self.slot.lock_unpoisoned()
     }
 
-    /// The tools as last listed (kept across reconnects). Each holds this
+    /// The tools as last listed (kept across reconnects), then the
+    /// resource tools when the server has resources. Each holds this
     /// connection, so it keeps working after the handle is dropped. The same
     /// `Arc`s as the previous call while the listing is unchanged and those
     /// tools are still held somewhere.
@@ -261,6 +281,15 @@ impl Connection {
         let Some(this) = self.this.upgrade() else {
             return Vec::new();
         };
+        let mut tools = self.listed_tools(&this);
+        if let Some(offers) = self.offers() {
+            tools.extend(self.made_resources.lock_unpoisoned().get(&this, &offers));
+        }
+        tools
+    }
+
+    /// The server's own tools as last listed.
+    fn listed_tools(&self, this: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
         let listed = self.tools.read_unpoisoned().clone();
         let mut made = self.made.lock_unpoisoned();
         if let Some(from) = &made.from

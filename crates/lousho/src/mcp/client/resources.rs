@@ -38,13 +38,13 @@ impl Connection {
     pub(crate) async fn current_offers(&self) -> Result<Arc<Offers>, McpError> {
         if let Some(live) = self.live_now() {
             let info = live.peer().peer_info();
-            let offers = Offers::list(self.server_name(), live.peer(), info.as_deref()).await;
+            let offers = Offers::list(self.name(), live.peer(), info.as_deref()).await;
             self.set_offers(offers);
         } else if self.offers().is_none() {
             self.live_for_call().await?;
         }
         self.offers().ok_or_else(|| McpError::NotOffered {
-            server: self.server_name().to_owned(),
+            server: self.name().to_owned(),
             feature: "resources or prompts",
         })
     }
@@ -56,11 +56,11 @@ impl Connection {
         let timeout = self.call_timeout();
         let params = ReadResourceRequestParams::new(uri);
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
-        match request::send(self.server_name(), &live, METHOD, request, timeout).await? {
+        match request::send(self.name(), &live, METHOD, request, timeout).await? {
             ServerResult::ReadResourceResult(result) => {
                 Ok(result.contents.into_iter().map(Into::into).collect())
             }
-            _ => Err(request::unexpected(self.server_name(), METHOD, timeout)),
+            _ => Err(request::unexpected(self.name(), METHOD, timeout)),
         }
     }
 }

@@ -59,7 +59,9 @@ pub(crate) fn content_from_wire(block: Value) -> Content {
             Content::Resource {
                 uri: str_field(&block, "uri").unwrap_or_default(),
                 mime_type: str_field(&block, "mimeType"),
-                text: (!text.is_empty()).then(|| format!("(resource link) {text}")),
+                text: Some(format!(
+                    "(resource link: read it with the `read_resource` tool of the MCP server whose tool returned it) {text}"
+                )),
                 blob: None,
             }
         }

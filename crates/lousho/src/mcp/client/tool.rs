@@ -132,7 +132,7 @@ impl McpTool {
 }
 
 /// A custom policy gets the bare tool name, not the qualified one.
-fn bare_name_approval(approval: &Approval, bare: &str) -> Approval {
+pub(crate) fn bare_name_approval(approval: &Approval, bare: &str) -> Approval {
     match approval {
         Approval::Custom(f) => {
             let f = f.clone();

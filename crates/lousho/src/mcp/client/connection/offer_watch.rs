@@ -29,11 +29,6 @@ impl Connection {
         }
     }
 
-    /// The server's name, for errors.
-    pub(crate) fn server_name(&self) -> &str {
-        &self.name
-    }
-
     /// Follows `list_changed` of resources and prompts when the server
     /// declares it.
     pub(super) async fn watch_offer_changes(&self, live: &Live) {

@@ -32,7 +32,6 @@ mod progress;
 mod prompts;
 mod replies;
 mod request;
-mod resource_tools;
 mod resources;
 mod result;
 mod stderr;

@@ -13,18 +13,19 @@ use super::oauth::OAuthLink;
 use super::offers::Offers;
 use super::pinning::PinCheck;
 use super::progress::ProgressHook;
-use super::resource_tools::MadeResourceTools;
 use super::tool::{McpTool, RemoteTool};
 use crate::policy::ToolDrift;
 use crate::sync::{MutexExt, RwLockExt};
 use crate::tool::Tool;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
+use resource_tools::MadeResourceTools;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
 mod offer_watch;
 mod open;
+mod resource_tools;
 mod tool_calls;
 mod tool_list;
 

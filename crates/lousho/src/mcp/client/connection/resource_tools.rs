@@ -11,11 +11,11 @@
 //! so under the default `annotations` policy they run without asking. A
 //! server whose own listing has a tool of the same name keeps its tool.
 
-use super::connection::Connection;
-use super::naming::qualified_name;
-use super::offers::Offers;
-use super::resources::resource_content;
-use super::tool::bare_name_approval;
+use super::Connection;
+use crate::mcp::client::naming::qualified_name;
+use crate::mcp::client::offers::Offers;
+use crate::mcp::client::resources::resource_content;
+use crate::mcp::client::tool::bare_name_approval;
 use crate::tool::{
     Tool, ToolAnnotations, ToolContext, ToolError, ToolOrigin, ToolOutput, ToolSpec,
 };
@@ -188,14 +188,17 @@ impl ResourceTool {
             .resources
             .iter()
             .flatten()
-            .map(|r| serde_json::to_value(super::offered::McpResource::from(r)).unwrap_or_default())
+            .map(|r| {
+                serde_json::to_value(crate::mcp::client::offered::McpResource::from(r))
+                    .unwrap_or_default()
+            })
             .collect();
         let templates: Vec<Value> = offers
             .templates
             .iter()
             .flatten()
             .map(|t| {
-                serde_json::to_value(super::offered::McpResourceTemplate::from(t))
+                serde_json::to_value(crate::mcp::client::offered::McpResourceTemplate::from(t))
                     .unwrap_or_default()
             })
             .collect();

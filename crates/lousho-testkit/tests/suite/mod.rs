@@ -33,5 +33,6 @@ mod serve_mrtr;
 mod serve_rounds;
 mod serve_sampling;
 mod serve_stdio;
+mod serve_tasks;
 #[cfg(feature = "otel")]
 mod telemetry;

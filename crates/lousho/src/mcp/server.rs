@@ -22,6 +22,7 @@ mod resources;
 mod result;
 mod sessions;
 mod stdio;
+mod tasks;
 mod uri_template;
 
 pub use catalog::ServerCatalog;

@@ -11,6 +11,7 @@ use super::invalid_params::custom_request_error;
 use super::mrtr::{self, ParkedRuns, Round};
 use super::peer_channel::{Asking, LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
+use super::tasks;
 use crate::Agent;
 use crate::agent::call_one;
 use crate::mcp::protocol::carries_request_meta;
@@ -22,13 +23,15 @@ use crate::telemetry::span::{self as spans, ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, CustomRequest, CustomResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::task_manager::TaskManager;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -65,6 +68,8 @@ struct Inner {
     store: Option<Arc<dyn SessionStore>>,
     /// Calls of 2026-07-28 clients parked on a question.
     parked: ParkedRuns,
+    /// Agent runs served as tasks (clients with the tasks extension).
+    tasks: TaskManager,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -100,6 +105,7 @@ impl LoushoServer {
                 approval,
                 store,
                 parked: ParkedRuns::default(),
+                tasks: TaskManager::new(),
             }),
             log: LogFilter::default(),
             subscribed: Subscribed::default(),
@@ -316,6 +322,35 @@ impl ServerHandler for LoushoServer {
         Ok(())
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.inner
+            .tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner
+            .tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.tasks.cancel_task(&request.task_id)
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.inner.catalog.read(|e| e.tool(name))
     }
@@ -405,6 +440,22 @@ impl LoushoServer {
                 Some(timeout) => Approver::Elicit(timeout),
                 None => Approver::Nobody,
             };
+            if request.request_state.is_none()
+                && tasks::client_takes_tasks(cx.client_capabilities().as_ref())
+            {
+                let task = tasks::spawn_agent_task(
+                    &inner.tasks,
+                    tasks::AgentTask {
+                        agent: agent.clone(),
+                        arguments: request.arguments,
+                        channel,
+                        approver,
+                        store: inner.store.clone(),
+                        shutdown: inner.shutdown.clone(),
+                    },
+                );
+                return Ok(CallToolResponse::Task(task));
+            }
             if rounds_for(&request, &channel) {
                 let agent = agent.clone();
                 let store = inner.store.clone();

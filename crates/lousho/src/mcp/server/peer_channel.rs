@@ -8,6 +8,7 @@
 #![allow(deprecated)]
 
 use super::mrtr::{DEFAULT_WAIT, Rounds, Unanswered};
+use super::tasks::TaskLink;
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };
@@ -55,6 +56,8 @@ pub(crate) enum ProgressTo {
     /// A served agent's run: one counter for the run's own reports and its
     /// tools' (MCP wants progress to grow), the tools' numbers in the message.
     Run(ProgressToken, Arc<AtomicU32>),
+    /// A run in a task: its steps become the task's status message.
+    Task(TaskLink),
 }
 
 /// How a served call can put questions (elicitation, sampling) to its client.
@@ -71,6 +74,8 @@ pub(crate) enum Asking {
     Modern,
     /// Protocol 2026-07-28, in the call's input-required rounds.
     Rounds(Rounds),
+    /// In a task: `input_required` in `tasks/get`, answered by `tasks/update`.
+    Task(TaskLink),
 }
 
 /// What a served call's tools talk back through.
@@ -183,7 +188,9 @@ pub(crate) fn from_rmcp_level(level: rmcp::model::LoggingLevel) -> LogLevel {
 impl PeerChannel {
     /// Sends one step of a served run's progress.
     pub(crate) async fn run_step(&self, message: String) {
-        if let ProgressTo::Run(token, step) = &self.progress {
+        if let ProgressTo::Task(link) = &self.progress {
+            link.status(message);
+        } else if let ProgressTo::Run(token, step) = &self.progress {
             let n = step.fetch_add(1, Ordering::Relaxed) + 1;
             let param =
                 ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(message);
@@ -220,10 +227,10 @@ impl PeerChannel {
             reason: e.to_string(),
         })?;
         let result = match &self.asking {
-            Asking::Rounds(rounds) => {
+            Asking::Rounds(_) | Asking::Task(_) => {
                 let question = InputRequest::Elicitation(ElicitRequest::new(params));
-                let answer = rounds
-                    .ask(question, timeout.unwrap_or(DEFAULT_WAIT))
+                let answer = self
+                    .ask_in_band(question, timeout)
                     .await
                     .map_err(|e| unanswered(ACTION, e))?;
                 serde_json::from_value::<ElicitResult>(answer).map_err(|e| ClientError::Failed {
@@ -243,7 +250,25 @@ impl PeerChannel {
     /// Whether the client can be asked at all on this call (capabilities
     /// aside).
     fn can_ask(&self) -> bool {
-        matches!(self.asking, Asking::Requests | Asking::Rounds(_))
+        matches!(
+            self.asking,
+            Asking::Requests | Asking::Rounds(_) | Asking::Task(_)
+        )
+    }
+
+    /// A question inside the call's own messages (a round, or the task),
+    /// waiting `timeout` (or [`DEFAULT_WAIT`]) for the answer.
+    async fn ask_in_band(
+        &self,
+        question: InputRequest,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Unanswered> {
+        let wait = timeout.unwrap_or(DEFAULT_WAIT);
+        match &self.asking {
+            Asking::Rounds(rounds) => rounds.ask(question, wait).await,
+            Asking::Task(link) => link.ask(question, wait).await,
+            _ => Err(Unanswered::Gone),
+        }
     }
 }
 
@@ -286,10 +311,10 @@ impl ClientChannel for PeerChannel {
                 reason: e.to_string(),
             })?;
         let result = match &self.asking {
-            Asking::Rounds(rounds) => {
+            Asking::Rounds(_) | Asking::Task(_) => {
                 let question = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-                let answer = rounds
-                    .ask(question, timeout.unwrap_or(DEFAULT_WAIT))
+                let answer = self
+                    .ask_in_band(question, timeout)
                     .await
                     .map_err(|e| unanswered(ACTION, e))?;
                 serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
@@ -337,15 +362,12 @@ impl ClientChannel for PeerChannel {
             }
             ProgressTo::Run(token, step) => {
                 let n = step.fetch_add(1, Ordering::Relaxed) + 1;
-                let numbers = match total {
-                    Some(total) => format!("{progress}/{total}"),
-                    None => progress.to_string(),
-                };
-                let text = match message {
-                    Some(m) => format!("{m} ({numbers})"),
-                    None => numbers,
-                };
-                ProgressNotificationParam::new(token.clone(), f64::from(n)).with_message(text)
+                ProgressNotificationParam::new(token.clone(), f64::from(n))
+                    .with_message(progress_text(progress, total, message))
+            }
+            ProgressTo::Task(link) => {
+                link.status(progress_text(progress, total, message));
+                return Ok(());
             }
         };
         self.peer
@@ -419,6 +441,18 @@ impl ClientChannel for PeerChannel {
                 .map(str::to_owned),
             content,
         })
+    }
+}
+
+/// A tool's progress as one message: `message (progress/total)`.
+fn progress_text(progress: f64, total: Option<f64>, message: Option<String>) -> String {
+    let numbers = match total {
+        Some(total) => format!("{progress}/{total}"),
+        None => progress.to_string(),
+    };
+    match message {
+        Some(m) => format!("{m} ({numbers})"),
+        None => numbers,
     }
 }
 

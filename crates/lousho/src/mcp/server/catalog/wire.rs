@@ -23,6 +23,8 @@ pub(super) fn server_config(declared: Declared, identity: &(String, String)) -> 
         .enable_tools()
         .enable_tool_list_changed()
         .enable_logging()
+        // Agent tools answer clients with the tasks extension with a task.
+        .enable_tasks()
         .build();
     if resources {
         let mut r = rmcp::model::ResourcesCapability::default();

@@ -13,6 +13,10 @@
 //! LOAD_BENCH_SERVERS="before=/tmp/before/lousho-test-server;after=target/release/lousho-test-server" \
 //!   target/release/load-bench
 //! ```
+//!
+//! `LOAD_BENCH_CELLS="echo:1000 agent:256"` runs only those keep-alive cells
+//! (and no acceptance rows, unless `acceptance` is listed); the load average
+//! is printed before and after, as the machine may be shared.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -153,6 +157,7 @@ async fn read_response(
 #[derive(Default, Clone)]
 struct Cell {
     calls_per_s: f64,
+    p50_ms: f64,
     p99_ms: f64,
     busy: usize,
     failed: usize,
@@ -222,9 +227,12 @@ async fn keep_alive(addr: &str, body: &str, conns: usize, secs: f64) -> Cell {
     }
     cell.calls_per_s = lat.len() as f64 / elapsed;
     lat.sort_unstable();
-    cell.p99_ms = lat
-        .get(((lat.len() as f64 - 1.0) * 0.99).round() as usize)
-        .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+    let quantile = |q: f64| {
+        lat.get(((lat.len() as f64 - 1.0) * q).round() as usize)
+            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    };
+    cell.p50_ms = quantile(0.5);
+    cell.p99_ms = quantile(0.99);
     cell
 }
 
@@ -300,6 +308,14 @@ async fn shutdown(mut peer: Peer) -> Result<f64, BoxError> {
     Ok(t.elapsed().as_secs_f64())
 }
 
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), or `?`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "?".to_owned(),
+        |l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+    )
+}
+
 fn main() -> Result<(), BoxError> {
     let secs: f64 = std::env::var("BENCH_SECS")
         .ok()
@@ -310,21 +326,35 @@ fn main() -> Result<(), BoxError> {
         .build()?;
     runtime.block_on(async move {
         let list = servers()?;
+        let cells = std::env::var("LOAD_BENCH_CELLS").ok();
+        let wanted = |cell: &str| {
+            cells
+                .as_deref()
+                .is_none_or(|c| c.split_whitespace().any(|w| w == cell))
+        };
+        println!("load average before: {}", load_average());
         println!("### Keep-alive connections at full speed, {secs} s each\n");
-        println!("| tool | connections | server | calls/s | p99 ms | 503 | failed | reset / no answer |");
-        println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+        println!("| tool | connections | server | calls/s | p50 ms | p99 ms | 503 | failed | reset / no answer |");
+        println!("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (tool, body) in [("echo", ECHO), ("agent", AGENT)] {
             for conns in [32, 256, 1000] {
+                if !wanted(&format!("{tool}:{conns}")) {
+                    continue;
+                }
                 for s in &list {
                     let peer = Peer::spawn(s).await?;
                     let c = keep_alive(&peer.addr, body, conns, secs).await;
                     drop(peer);
                     println!(
-                        "| {tool} | {conns} | {} | {:.0} | {:.1} | {} | {} | {} |",
-                        s.name, c.calls_per_s, c.p99_ms, c.busy, c.failed, c.no_answer
+                        "| {tool} | {conns} | {} | {:.0} | {:.1} | {:.1} | {} | {} | {} |",
+                        s.name, c.calls_per_s, c.p50_ms, c.p99_ms, c.busy, c.failed, c.no_answer
                     );
                 }
             }
+        }
+        if !wanted("acceptance") {
+            println!("\nload average after: {}", load_average());
+            return Ok(());
         }
         println!("\n### Acceptance\n");
         println!("| server | 1000 concurrent: 200 / 503 / no answer / other | call during 200 slow bodies | SIGINT with 200 open connections |");
@@ -343,6 +373,7 @@ fn main() -> Result<(), BoxError> {
                 s.name, b[0], b[1], b[2], b[3]
             );
         }
+        println!("\nload average after: {}", load_average());
         Ok(())
     })
 }

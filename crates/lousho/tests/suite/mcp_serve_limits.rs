@@ -1,6 +1,7 @@
 //! The HTTP server under slowloris: idle, slow-header and slow-body
-//! connections are closed within their timeouts, a connection cap holds, and
-//! a normal call still answers while hundreds of such sockets are open.
+//! connections are closed within their timeouts (those that owe a request
+//! with `408`), a connection cap holds, and a normal call still answers
+//! while hundreds of such sockets are open.
 
 use lousho::mcp::HttpOptions;
 use lousho::{ServeOptions, serve_mcp};
@@ -62,7 +63,7 @@ async fn idle_slow_header_and_slow_body_connections_are_closed_within_their_time
     for i in 0..300 {
         let mut s = TcpStream::connect(addr).await.unwrap();
         match i % 3 {
-            0 => {} // idle: never sends a byte
+            0 => {} // silent: never sends a byte
             1 => s
                 .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
                 .await
@@ -76,6 +77,16 @@ async fn idle_slow_header_and_slow_body_connections_are_closed_within_their_time
         }
         held.push(s);
     }
+    // A kept-alive connection after one answer: idle, it owes nothing.
+    let mut kept = TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INIT}",
+        INIT.len()
+    );
+    kept.write_all(req.as_bytes()).await.unwrap();
+    let mut first = [0u8; 12];
+    kept.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
     assert_eq!(initialize_status(addr).await, 200);
 
     let closed = tokio::time::timeout(
@@ -84,10 +95,22 @@ async fn idle_slow_header_and_slow_body_connections_are_closed_within_their_time
     )
     .await
     .expect("the server closes every slow connection within its timeout (plus slack)");
-    let slow_bodies = closed.iter().skip(2).step_by(3);
-    for answer in slow_bodies {
-        assert!(answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+    // Silent, part of the head, part of the body: each owed a request and
+    // is told it came too late, not just dropped.
+    for (i, answer) in closed.iter().enumerate() {
+        assert!(
+            answer.starts_with("HTTP/1.1 408"),
+            "connection {i} (kind {}): {answer:?}",
+            i % 3
+        );
     }
+    let rest = tokio::time::timeout(Duration::from_secs(20), until_closed(kept))
+        .await
+        .expect("an idle kept-alive connection is closed after the header timeout");
+    assert!(
+        !rest.contains("HTTP/1.1 408"),
+        "an idle connection owed nothing: {rest:?}"
+    );
     server.close().await.unwrap();
 }
 

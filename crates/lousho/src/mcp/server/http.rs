@@ -18,6 +18,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 mod admission;
+mod bind;
+mod client_id;
 mod envelope;
 mod host;
 mod listen;
@@ -28,16 +30,15 @@ use host::AllowedHosts;
 pub(crate) use listen::{ConnLimits, serve};
 use screen::{McpService, Screen, Screened};
 
-/// Binds the listener (port 0 picks a free port).
+/// Binds the listener (port 0 picks a free port) with a backlog for bursts
+/// (see [`bind`]).
 pub(crate) async fn bind(opts: &HttpOptions) -> Result<TcpListener, ServeError> {
     if !opts.path.starts_with('/') {
         return Err(ServeError::InvalidPath(opts.path.clone()));
     }
     let host = opts.host.trim_start_matches('[').trim_end_matches(']');
     let addr = format!("{}:{}", bracket(host), opts.port);
-    TcpListener::bind(&addr)
-        .await
-        .map_err(|source| ServeError::Bind { addr, source })
+    bind::bind(addr, bind::listen_backlog(opts.max_connections)).await
 }
 
 fn bracket(host: &str) -> String {

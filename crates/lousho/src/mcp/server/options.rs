@@ -53,7 +53,7 @@ pub fn default_max_connections() -> usize {
 
 /// The soft limit on open file descriptors (`usize::MAX`: unlimited).
 #[cfg(unix)]
-fn fd_limit() -> Option<usize> {
+pub(crate) fn fd_limit() -> Option<usize> {
     match rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
         None => Some(usize::MAX),
         Some(n) => usize::try_from(n).ok(),
@@ -61,7 +61,7 @@ fn fd_limit() -> Option<usize> {
 }
 
 #[cfg(not(unix))]
-fn fd_limit() -> Option<usize> {
+pub(crate) fn fd_limit() -> Option<usize> {
     None
 }
 

@@ -1,15 +1,16 @@
 //! Load shedding of calls: at most `max_calls` `tools/call` requests in
 //! flight, of them at most `max_agent_runs` agent runs, and of each a client
-//! (by IP address) holds at most its share, so one client cannot take every
-//! slot. A call waits up to [`QUEUE_WAIT`] for its slots (in arrival order);
-//! past that it is answered `503` with `Retry-After`, counted and logged.
+//! (a [`ClientId`]: its IP address, or the caller an authentication layer
+//! names) holds at most its share, so one client cannot take every slot. A
+//! call waits up to [`QUEUE_WAIT`] for its slots (in arrival order); past
+//! that it is answered `503` with `Retry-After`, counted and logged.
 //! Only complete requests wait here: the body has been read.
 
+use super::client_id::ClientId;
 use super::listen::{ShedCount, busy};
 use crate::sync::MutexExt;
 use axum::response::Response;
 use std::collections::{HashMap, HashSet};
-use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -61,12 +62,12 @@ impl Admission {
     /// Slots for a call of `tool` from `client`, or the `503` to answer.
     pub(crate) async fn admit(
         &self,
-        client: IpAddr,
+        client: ClientId,
         tool: Option<&str>,
     ) -> Result<Admitted, Response> {
         let deadline = tokio::time::Instant::now() + QUEUE_WAIT;
         let run = match tool.is_some_and(|t| self.agent_tools.contains(t)) {
-            true => Some(self.agent_runs.admit(client, deadline).await?),
+            true => Some(self.agent_runs.admit(client.clone(), deadline).await?),
             false => None,
         };
         let call = self.calls.admit(client, deadline).await?;
@@ -90,7 +91,7 @@ struct Limit {
     max: usize,
     per_client: usize,
     total: Arc<Semaphore>,
-    clients: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
+    clients: Arc<Mutex<HashMap<ClientId, Arc<Semaphore>>>>,
     shed: ShedCount,
 }
 
@@ -109,13 +110,13 @@ impl Limit {
     /// The client's share first, then the total, by `deadline`.
     async fn admit(
         &self,
-        client: IpAddr,
+        client: ClientId,
         deadline: tokio::time::Instant,
     ) -> Result<Held, Response> {
         let own = self
             .clients
             .lock_unpoisoned()
-            .entry(client)
+            .entry(client.clone())
             .or_insert_with(|| Arc::new(Semaphore::new(self.per_client)))
             .clone();
         let mut held = Held {
@@ -131,7 +132,7 @@ impl Limit {
             return Ok(held);
         }
         self.shed.record(self.max);
-        tracing::debug!(%client, limit = self.max, share = self.per_client, "shed a call");
+        tracing::debug!(client = ?held.client, limit = self.max, share = self.per_client, "shed a call");
         Err(busy(&format!("{} {}", self.max, self.shed.what())))
     }
 }
@@ -149,9 +150,9 @@ async fn acquire_both(
 /// Slots of one limit; the client's entry goes when nobody holds or waits for it.
 #[derive(Debug)]
 struct Held {
-    client: IpAddr,
+    client: ClientId,
     own: Arc<Semaphore>,
-    clients: Arc<Mutex<HashMap<IpAddr, Arc<Semaphore>>>>,
+    clients: Arc<Mutex<HashMap<ClientId, Arc<Semaphore>>>>,
     permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
 }
 
@@ -169,10 +170,10 @@ impl Drop for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::Ipv4Addr;
+    use std::net::{IpAddr, Ipv4Addr};
 
-    const A: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1));
-    const B: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2));
+    const A: ClientId = ClientId::Address(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+    const B: ClientId = ClientId::Address(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2)));
 
     fn admission(max_calls: usize, max_agent_runs: usize) -> Admission {
         Admission::new(

@@ -1,22 +1,27 @@
 //! The HTTP accept loop (instead of `axum::serve`, which has none of this):
 //! at most `max_connections` connections served at once, a deadline for each
 //! request's headers that also bounds how long a kept-alive connection may
-//! sit idle, load shedding with an answer, and a close that lets in-flight
-//! requests finish.
+//! sit idle (see [`late`]: a client that owes a request is answered `408`),
+//! load shedding with an answer, and a close that lets in-flight requests
+//! finish.
 //!
 //! At the cap, a new connection first makes room (see [`conns`]: an idle
 //! kept-alive connection, else one stalled before sending its request, is
-//! closed; one with a complete request in flight never is), then waits up to
-//! [`ACCEPT_WAIT`] for a free slot. If none frees, its request is read: a
-//! complete small one waits once more for a slot (stalled connections make
-//! way for it) and is served; otherwise it is answered `503` with
-//! `Retry-After`; either way the connection then closes. Up to
-//! [`spare_connections`] connections past the cap are handled so at a time
-//! (when half of them wait, the next skip the first wait); past that, new
-//! ones wait in the kernel's backlog (they hold no file descriptor of ours).
-//! A client never sees a reset without an answer.
+//! closed — with `408` if it owed one; one with a complete request in
+//! flight never is). Once its request begins to arrive (within
+//! [`SHED_HEADER_TIMEOUT`], else `408`: a silent connection never takes the
+//! slot a ready one needs), it waits up to [`ACCEPT_WAIT`] for a free slot.
+//! If none frees, its request is read: a complete small one waits once more
+//! for a slot (stalled connections make way for it) and is served; otherwise
+//! it is answered `503` with `Retry-After`; either way the connection then
+//! closes. Up to [`spare_connections`] connections past the cap are handled
+//! so at a time (when half of them wait, the next skip the first wait); past
+//! that, new ones wait in the kernel's backlog (they hold no file descriptor
+//! of ours; see `bind` for its size). A client never sees a reset without an
+//! answer.
 
 mod conns;
+mod late;
 mod shed;
 
 use super::super::error::ServeError;
@@ -24,6 +29,7 @@ use axum::body::Body;
 use conns::{Entry, Phase, State, Table, Watched};
 use hyper::body::{Body as HttpBody, Bytes, Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use late::End;
 pub(crate) use shed::{ShedCount, busy};
 use std::convert::Infallible;
 use std::future::Future;
@@ -31,6 +37,7 @@ use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -84,9 +91,14 @@ pub(crate) struct ClientAddr(pub(crate) IpAddr);
 pub(crate) struct BodyTooSlow(pub(crate) u64);
 
 /// How many connections past `max_connections` may wait for a slot or be
-/// answered `503` at once: an eighth of the cap, 4 to 256.
-pub(crate) fn spare_connections(max_connections: usize) -> usize {
-    (max_connections / 8).clamp(4, 256)
+/// answered at once: a third of the file descriptors the cap leaves (an
+/// eighth of the cap when the limit is unknown), 4 to 256.
+pub(crate) fn spare_connections(max_connections: usize, fd_limit: Option<usize>) -> usize {
+    let spare = match fd_limit {
+        Some(fds) => fds.saturating_sub(max_connections) / 3,
+        None => max_connections / 8,
+    };
+    spare.clamp(4, 256)
 }
 
 /// What every connection task shares.
@@ -99,6 +111,27 @@ struct Shared {
     stop: CancellationToken,
     shed: ShedCount,
     limits: ConnLimits,
+    /// How many connections past the cap are handled at once.
+    spare_total: usize,
+    /// Connections past the cap whose request has begun, waiting for a slot.
+    queued: AtomicUsize,
+}
+
+/// One of [`Shared::queued`], counted while it lives.
+struct Queued<'a>(&'a AtomicUsize);
+
+impl<'a> Queued<'a> {
+    /// Counts one more; returns it and how many were queued before it.
+    fn join(count: &'a AtomicUsize) -> (Self, usize) {
+        let ahead = count.fetch_add(1, Ordering::AcqRel);
+        (Queued(count), ahead)
+    }
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Serves `app` on `listener` until `stop` fires; then stops accepting,
@@ -112,13 +145,15 @@ pub(crate) async fn serve(
 ) -> Result<(), ServeError> {
     let max = limits.max_connections.max(1);
     let mut http = hyper::server::conn::http1::Builder::new();
+    // The header timeout is ours (see `late`): hyper's closes without an
+    // answer.
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(None)
         .keep_alive(true);
     let mut shed_http = hyper::server::conn::http1::Builder::new();
     shed_http
         .timer(TokioTimer::new())
-        .header_read_timeout(SHED_HEADER_TIMEOUT.min(limits.header_timeout))
+        .header_read_timeout(None)
         .keep_alive(false);
     let shared = Arc::new(Shared {
         app,
@@ -129,9 +164,10 @@ pub(crate) async fn serve(
         stop: stop.clone(),
         shed: ShedCount::new("HTTP connections", "max_connections"),
         limits,
+        spare_total: spare_connections(max, super::super::options::fd_limit()),
+        queued: AtomicUsize::new(0),
     });
-    let spare_total = spare_connections(max);
-    let spare = Arc::new(Semaphore::new(spare_total));
+    let spare = Arc::new(Semaphore::new(shared.spare_total));
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}
@@ -150,7 +186,6 @@ pub(crate) async fn serve(
             tasks.spawn(shared.clone().serve(stream, client, slot));
             continue;
         }
-        let room = shared.table.make_room();
         let waiting = match spare.clone().try_acquire_owned() {
             Ok(w) => w,
             Err(_) => {
@@ -172,19 +207,7 @@ pub(crate) async fn serve(
                 }
             }
         };
-        // A slot is being freed for it, or half the spare places wait for
-        // one; past that, the server is overloaded, not in a burst: answer
-        // at once.
-        let wait = if room || spare.available_permits() >= spare_total / 2 {
-            ACCEPT_WAIT
-        } else {
-            Duration::ZERO
-        };
-        tasks.spawn(
-            shared
-                .clone()
-                .wait_then_serve(stream, client, waiting, wait),
-        );
+        tasks.spawn(shared.clone().wait_then_serve(stream, client, waiting));
     }
     drop(listener);
     let drain = async { while tasks.join_next().await.is_some() {} };
@@ -212,21 +235,45 @@ impl Shared {
         }
     }
 
-    /// A connection over the cap: served if a slot frees within `wait`,
-    /// else answered `503`.
+    /// A connection over the cap: once its request begins to arrive, it
+    /// makes room and is served if a slot frees within [`ACCEPT_WAIT`], else
+    /// given its last chance. One that sends nothing within the (short)
+    /// header timeout is answered `408`: a silent connection never takes the
+    /// slot a ready request needs, nor makes another close.
     async fn wait_then_serve(
         self: Arc<Self>,
         stream: TcpStream,
         client: IpAddr,
         waiting: OwnedSemaphorePermit,
-        wait: Duration,
     ) {
+        let header_timeout = SHED_HEADER_TIMEOUT.min(self.limits.header_timeout);
+        tokio::select! {
+            r = stream.readable() => if r.is_err() {
+                return;
+            },
+            () = tokio::time::sleep(header_timeout) => {
+                tracing::debug!(%client, "a connection past the cap sent nothing: answering 408");
+                late::request_timeout(stream, &late_head(header_timeout), false).await;
+                return;
+            }
+            () = self.stop.cancelled() => return,
+        }
+        // A slot is being freed for it, or fewer than half the spare places
+        // wait for one; past that, the server is overloaded, not in a
+        // burst: on to the last chance at once.
+        let (queued, ahead) = Queued::join(&self.queued);
+        let wait = if self.table.make_room() || ahead < self.spare_total / 2 {
+            ACCEPT_WAIT
+        } else {
+            Duration::ZERO
+        };
         let slot = tokio::select! {
             biased;
             slot = self.slot() => Some(slot),
             () = tokio::time::sleep(wait) => None,
             () = self.stop.cancelled() => return,
         };
+        drop(queued);
         match slot {
             Some(slot) => {
                 drop(waiting);
@@ -243,19 +290,20 @@ impl Shared {
     /// it is answered `503` with `Retry-After`. Then the connection closes.
     async fn last_chance(self: Arc<Self>, stream: TcpStream, client: IpAddr) {
         let shared = self.clone();
+        let state = Arc::new(State::detached());
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             shared.clone().serve_once(req, client)
         });
-        let conn = self
-            .shed_http
-            .serve_connection(TokioIo::new(stream), service);
-        tokio::select! {
-            r = conn => {
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "an HTTP connection past the cap ended with an error");
-                }
-            }
-            () = self.stop.cancelled() => {}
+        let io = TokioIo::new(Watched {
+            inner: stream,
+            state: state.clone(),
+        });
+        let mut conn = self.shed_http.serve_connection(io, service);
+        let header_timeout = SHED_HEADER_TIMEOUT.min(self.limits.header_timeout);
+        if late::run(&mut conn, &state, header_timeout, &self.stop).await == End::HeadLate {
+            let owes = state.phase() != Phase::Silent;
+            let stream = conn.into_parts().io.into_inner().inner;
+            late::request_timeout(stream, &late_head(header_timeout), owes).await;
         }
     }
 
@@ -303,7 +351,6 @@ impl Shared {
 
     /// Serves one connection holding `slot`.
     async fn serve(self: Arc<Self>, stream: TcpStream, client: IpAddr, slot: OwnedSemaphorePermit) {
-        let _slot = slot;
         let entry: Entry = self.table.insert(client, self.stop.child_token());
         let state = entry.state.clone();
         let app = self.app.clone();
@@ -312,6 +359,8 @@ impl Shared {
             let state = state.clone();
             if req.body().is_end_stream() {
                 state.request_complete();
+            } else {
+                state.head_complete();
             }
             let mut req = req.map(|inner| {
                 Body::new(Reading {
@@ -341,37 +390,59 @@ impl Shared {
             inner: stream,
             state: entry.state.clone(),
         });
-        let conn = self.http.serve_connection(io, service);
-        let mut conn = std::pin::pin!(conn);
-        tokio::select! {
-            r = conn.as_mut() => {
-                if let Err(e) = r {
-                    tracing::debug!(error = %e, "HTTP connection ended with an error");
+        let mut conn = self.http.serve_connection(io, service);
+        let header_timeout = self.limits.header_timeout;
+        let why = match late::run(&mut conn, &entry.state, header_timeout, &entry.evict).await {
+            End::Finished => return,
+            // A kept-alive connection idle that long just closes.
+            End::HeadLate if entry.state.phase() == Phase::Idle => return,
+            End::HeadLate => late_head(header_timeout),
+            End::Evicted if self.stop.is_cancelled() => {
+                // Closing: an idle or unfinished connection just goes; one
+                // with a request in flight finishes it first.
+                if entry.state.phase() == Phase::Busy {
+                    Pin::new(&mut conn).graceful_shutdown();
+                    let _ = conn.await;
                 }
                 return;
             }
-            () = entry.evict.cancelled() => {}
-        }
-        if self.stop.is_cancelled() {
-            // Closing: an idle or unfinished connection just goes; one with
-            // a request in flight finishes it first.
-            if entry.state.phase() == Phase::Busy {
-                conn.as_mut().graceful_shutdown();
-                let _ = conn.await;
+            End::Evicted => {
+                // Closed to make room: a request that arrives within the
+                // grace is still answered (then the connection closes).
+                Pin::new(&mut conn).graceful_shutdown();
+                tokio::select! {
+                    _ = &mut conn => return,
+                    () = tokio::time::sleep(EVICT_GRACE) => {}
+                }
+                match entry.state.phase() {
+                    Phase::Busy => {
+                        let _ = conn.await;
+                        return;
+                    }
+                    Phase::Idle => return,
+                    Phase::Silent | Phase::Head | Phase::Body => {
+                        "the server is at its connection limit and the request did not arrive in time; retry".to_owned()
+                    }
+                }
             }
-            return;
-        }
-        // Closed to make room: a request that arrives within the grace is
-        // still answered (then the connection closes); else it just goes.
-        conn.as_mut().graceful_shutdown();
-        tokio::select! {
-            _ = conn.as_mut() => return,
-            () = tokio::time::sleep(EVICT_GRACE) => {}
-        }
-        if entry.state.phase() == Phase::Busy {
-            let _ = conn.await;
-        }
+        };
+        // The client owes a request: it is told so, on the connection's own
+        // time (its slot is free for another).
+        let sent_some = entry.state.phase() != Phase::Silent;
+        drop(entry);
+        drop(slot);
+        tracing::debug!(%client, "answering 408 to a request that did not arrive in time");
+        let stream = conn.into_parts().io.into_inner().inner;
+        late::request_timeout(stream, &why, sent_some).await;
     }
+}
+
+/// The `408` message for a head that did not arrive within `timeout`.
+fn late_head(timeout: Duration) -> String {
+    format!(
+        "the request's headers did not arrive within {} s",
+        timeout.as_secs_f32()
+    )
 }
 
 /// Logs a failed `accept`; after running out of descriptors or memory, pauses

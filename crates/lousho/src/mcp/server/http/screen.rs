@@ -6,9 +6,10 @@
 use super::super::cancel::{CancelRegistry, Principal, Registration};
 use super::super::handler::LoushoServer;
 use super::admission::{Admission, Admitted};
+use super::client_id::ClientId;
 use super::envelope::{self, Envelope};
 use super::host::AllowedHosts;
-use super::listen::{BODY_RATE_GRACE, BodyTooSlow, ClientAddr};
+use super::listen::{BODY_RATE_GRACE, BodyTooSlow};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -19,7 +20,6 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::{IpAddr, Ipv4Addr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -96,10 +96,7 @@ impl tower_service::Service<Request> for Screened {
             let Some((cancel, registration, tool)) = call else {
                 return Ok(rejected_as_jsonrpc(inner.handle(req).await, json, &body));
             };
-            let client = req
-                .extensions()
-                .get::<ClientAddr>()
-                .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0);
+            let client = ClientId::of(&req);
             let admitted = match screen.admission.admit(client, tool.as_deref()).await {
                 Ok(admitted) => admitted,
                 Err(busy) => return Ok(busy),

@@ -1,7 +1,8 @@
 //! The open connections and what each is doing, so that at the cap the loop
 //! closes one that no ready request needs: an idle kept-alive connection
 //! first, then one that has sent nothing (or only part of a request) for a
-//! while, taken from the client holding the most connections. A connection
+//! while, taken from the client holding the most connections. The phase
+//! also tells when a request's head is due (the header timeout). A connection
 //! with a complete request in flight is never closed to make room.
 
 use crate::sync::MutexExt;
@@ -26,22 +27,31 @@ pub(super) const STALL_GRACE: Duration = Duration::from_secs(1);
 pub(super) enum Phase {
     /// Accepted; no byte of a request read yet.
     Silent = 0,
-    /// Part of a request has arrived (headers or body), not all of it.
-    Sending = 1,
+    /// Part of a request's head (request line and headers) has arrived.
+    Head = 1,
+    /// The head is in; the body is arriving.
+    Body = 2,
     /// A complete request is being answered.
-    Busy = 2,
+    Busy = 3,
     /// Answered; kept alive for the next request, none of which has arrived.
-    Idle = 3,
+    Idle = 4,
 }
 
 impl Phase {
     fn from_u8(v: u8) -> Phase {
         match v {
             0 => Phase::Silent,
-            1 => Phase::Sending,
-            2 => Phase::Busy,
+            1 => Phase::Head,
+            2 => Phase::Body,
+            3 => Phase::Busy,
             _ => Phase::Idle,
         }
+    }
+
+    /// Whether the connection waits for a request's head (the header
+    /// timeout runs).
+    fn awaits_head(self) -> bool {
+        matches!(self, Phase::Silent | Phase::Head | Phase::Idle)
     }
 }
 
@@ -52,6 +62,10 @@ pub(super) struct State {
     phase: AtomicU8,
     /// Milliseconds since the table's epoch when the phase began.
     since_ms: AtomicU64,
+    /// Milliseconds since the table's epoch when the connection began to
+    /// wait for its next request (the connect, or the end of the last
+    /// answer): the header timeout counts from there.
+    waiting_ms: AtomicU64,
     epoch: Instant,
 }
 
@@ -60,15 +74,26 @@ impl State {
         let s = State {
             phase: AtomicU8::new(Phase::Silent as u8),
             since_ms: AtomicU64::new(0),
+            waiting_ms: AtomicU64::new(0),
             epoch,
         };
         s.stamp();
+        s.waiting_ms
+            .store(s.since_ms.load(Ordering::Relaxed), Ordering::Relaxed);
         s
     }
 
+    /// The state of a connection outside the table (one past the cap).
+    pub(super) fn detached() -> Self {
+        Self::new(Instant::now())
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
     fn stamp(&self) {
-        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.since_ms.store(ms, Ordering::Relaxed);
+        self.since_ms.store(self.now_ms(), Ordering::Relaxed);
     }
 
     pub(super) fn phase(&self) -> Phase {
@@ -77,6 +102,17 @@ impl State {
 
     fn since(&self) -> Instant {
         self.epoch + Duration::from_millis(self.since_ms.load(Ordering::Relaxed))
+    }
+
+    /// When the head of the awaited request is due (`header_timeout` after
+    /// the connection began to wait), or `None` while a request is past its
+    /// head.
+    pub(super) fn head_due(&self, header_timeout: Duration) -> Option<Instant> {
+        if !self.phase().awaits_head() {
+            return None;
+        }
+        let waiting = Duration::from_millis(self.waiting_ms.load(Ordering::Relaxed));
+        Some(self.epoch + waiting + header_timeout)
     }
 
     /// Moves to `to`, stamping the time, when the phase is one of `from`.
@@ -94,18 +130,29 @@ impl State {
 
     /// Bytes of a request arrived.
     fn saw_bytes(&self) {
-        self.advance(&[Phase::Silent, Phase::Idle], Phase::Sending);
+        self.advance(&[Phase::Silent, Phase::Idle], Phase::Head);
+    }
+
+    /// A request's head is in; its body follows.
+    pub(super) fn head_complete(&self) {
+        self.advance(&[Phase::Silent, Phase::Head, Phase::Idle], Phase::Body);
     }
 
     /// The request is complete (its body read, or it has none).
     pub(super) fn request_complete(&self) {
-        self.advance(&[Phase::Silent, Phase::Sending, Phase::Idle], Phase::Busy);
+        self.advance(
+            &[Phase::Silent, Phase::Head, Phase::Body, Phase::Idle],
+            Phase::Busy,
+        );
     }
 
-    /// The response has been sent (or abandoned).
+    /// The response has been sent (or abandoned): the connection waits for
+    /// the next request.
     pub(super) fn answered(&self) {
+        let now = self.now_ms();
+        self.waiting_ms.store(now, Ordering::Relaxed);
+        self.since_ms.store(now, Ordering::Relaxed);
         self.phase.store(Phase::Idle as u8, Ordering::Release);
-        self.stamp();
     }
 }
 
@@ -179,7 +226,7 @@ impl Table {
             return true;
         }
         let stalled = |c: &&Conn| {
-            matches!(c.state.phase(), Phase::Silent | Phase::Sending)
+            matches!(c.state.phase(), Phase::Silent | Phase::Head | Phase::Body)
                 && now.duration_since(c.state.since()) >= STALL_GRACE
         };
         let mut held: HashMap<IpAddr, usize> = HashMap::new();
@@ -302,7 +349,7 @@ mod tests {
     fn an_idle_connection_goes_first_then_the_biggest_clients_stalled_one() {
         let (table, e) = table_with(&[
             (A, Phase::Silent, 50),
-            (B, Phase::Sending, 60),
+            (B, Phase::Head, 60),
             (B, Phase::Silent, 40),
             (A, Phase::Busy, 90),
             (B, Phase::Idle, 5),
@@ -329,8 +376,12 @@ mod tests {
 
     #[test]
     fn a_connection_that_just_connected_is_not_closed_to_make_room() {
-        let (table, e) = table_with(&[(A, Phase::Silent, 0), (A, Phase::Sending, 0)]);
+        let (table, e) = table_with(&[
+            (A, Phase::Silent, 0),
+            (A, Phase::Head, 0),
+            (A, Phase::Body, 0),
+        ]);
         assert!(!table.make_room());
-        assert!(!e[0].evict.is_cancelled() && !e[1].evict.is_cancelled());
+        assert!(e.iter().all(|e| !e.evict.is_cancelled()));
     }
 }

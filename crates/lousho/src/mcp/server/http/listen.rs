@@ -5,20 +5,18 @@
 //! load shedding with an answer, and a close that lets in-flight requests
 //! finish.
 //!
-//! At the cap, a new connection first makes room (see [`conns`]: an idle
-//! kept-alive connection, else one stalled before sending its request, is
-//! closed — with `408` if it owed one; one with a complete request in
-//! flight never is). Once its request begins to arrive (within
-//! [`SHED_HEADER_TIMEOUT`], else `408`: a silent connection never takes the
-//! slot a ready one needs), it waits up to [`ACCEPT_WAIT`] for a free slot.
-//! If none frees, its request is read: a complete small one waits once more
-//! for a slot (stalled connections make way for it) and is served; otherwise
-//! it is answered `503` with `Retry-After`; either way the connection then
-//! closes. Up to [`spare_connections`] connections past the cap are handled
-//! so at a time (when half of them wait, the next skip the first wait); past
-//! that, new ones wait in the kernel's backlog (they hold no file descriptor
-//! of ours; see `bind` for its size). A client never sees a reset without an
-//! answer.
+//! Past the cap, a connection's one request is read first (its head within
+//! [`SHED_HEADER_TIMEOUT`], else `408`; a small body within a second): only
+//! a complete request waits for a slot — a silent or slow connection never
+//! takes the slot a ready request needs. While it waits (up to
+//! [`READY_WAIT`]), room is made for it (see [`conns`]: an idle kept-alive
+//! connection, else one stalled before sending its request, is closed — with
+//! `408` if it owed one; one with a complete request in flight never is).
+//! It is served if a slot frees, else answered `503` with `Retry-After`;
+//! either way the connection then closes. Up to [`spare_connections`]
+//! connections past the cap are handled so at a time; past that, new ones
+//! wait in the kernel's backlog (they hold no file descriptor of ours; see
+//! `bind` for its size). A client never sees a reset without an answer.
 
 mod conns;
 mod late;
@@ -37,7 +35,6 @@ use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
@@ -49,9 +46,11 @@ use tokio_util::sync::CancellationToken;
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// How long to pause accepting after the process ran out of file descriptors.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// How long a connection over the cap waits for a slot before it is
-/// answered `503`.
-const ACCEPT_WAIT: Duration = Duration::from_secs(1);
+/// How long a complete request past the cap waits for a slot before it is
+/// answered `503`: long enough for a stalled connection to pass its grace
+/// and be closed to make room ([`conns::STALL_GRACE`] + [`EVICT_GRACE`]),
+/// and for a burst to be served by the connections under the cap.
+const READY_WAIT: Duration = Duration::from_secs(2);
 /// How often a connection waiting for a slot asks for room again (a stalled
 /// connection may have passed its grace meanwhile).
 const ROOM_TICK: Duration = Duration::from_millis(100);
@@ -90,9 +89,9 @@ pub(crate) struct ClientAddr(pub(crate) IpAddr);
 #[error("the request body arrived at under {0} bytes a second")]
 pub(crate) struct BodyTooSlow(pub(crate) u64);
 
-/// How many connections past `max_connections` may wait for a slot or be
-/// answered at once: a third of the file descriptors the cap leaves (an
-/// eighth of the cap when the limit is unknown), 4 to 256.
+/// How many connections past `max_connections` may be read, wait for a slot
+/// or be answered at once: a third of the file descriptors the cap leaves
+/// (an eighth of the cap when the limit is unknown), 4 to 256.
 pub(crate) fn spare_connections(max_connections: usize, fd_limit: Option<usize>) -> usize {
     let spare = match fd_limit {
         Some(fds) => fds.saturating_sub(max_connections) / 3,
@@ -111,27 +110,6 @@ struct Shared {
     stop: CancellationToken,
     shed: ShedCount,
     limits: ConnLimits,
-    /// How many connections past the cap are handled at once.
-    spare_total: usize,
-    /// Connections past the cap whose request has begun, waiting for a slot.
-    queued: AtomicUsize,
-}
-
-/// One of [`Shared::queued`], counted while it lives.
-struct Queued<'a>(&'a AtomicUsize);
-
-impl<'a> Queued<'a> {
-    /// Counts one more; returns it and how many were queued before it.
-    fn join(count: &'a AtomicUsize) -> (Self, usize) {
-        let ahead = count.fetch_add(1, Ordering::AcqRel);
-        (Queued(count), ahead)
-    }
-}
-
-impl Drop for Queued<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// Serves `app` on `listener` until `stop` fires; then stops accepting,
@@ -164,10 +142,9 @@ pub(crate) async fn serve(
         stop: stop.clone(),
         shed: ShedCount::new("HTTP connections", "max_connections"),
         limits,
-        spare_total: spare_connections(max, super::super::options::fd_limit()),
-        queued: AtomicUsize::new(0),
     });
-    let spare = Arc::new(Semaphore::new(shared.spare_total));
+    let spare_total = spare_connections(max, super::super::options::fd_limit());
+    let spare = Arc::new(Semaphore::new(spare_total));
     let mut tasks = JoinSet::new();
     loop {
         while tasks.try_join_next().is_some() {}
@@ -207,7 +184,7 @@ pub(crate) async fn serve(
                 }
             }
         };
-        tasks.spawn(shared.clone().wait_then_serve(stream, client, waiting));
+        tasks.spawn(shared.clone().last_chance(stream, client, waiting));
     }
     drop(listener);
     let drain = async { while tasks.join_next().await.is_some() {} };
@@ -235,63 +212,24 @@ impl Shared {
         }
     }
 
-    /// A connection over the cap: once its request begins to arrive, it
-    /// makes room and is served if a slot frees within [`ACCEPT_WAIT`], else
-    /// given its last chance. One that sends nothing within the (short)
-    /// header timeout is answered `408`: a silent connection never takes the
-    /// slot a ready request needs, nor makes another close.
-    async fn wait_then_serve(
+    /// A connection past the cap (holding one of the `spare` places) gets
+    /// one request read: a complete one (the body within
+    /// [`LAST_CHANCE_BODY_BYTES`] and a second) waits up to [`READY_WAIT`]
+    /// for a slot, room being made for it, and is served; otherwise it is
+    /// answered `503` with `Retry-After`. A head that does not arrive within
+    /// [`SHED_HEADER_TIMEOUT`] is answered `408`. Then the connection closes.
+    async fn last_chance(
         self: Arc<Self>,
         stream: TcpStream,
         client: IpAddr,
-        waiting: OwnedSemaphorePermit,
+        _spare: OwnedSemaphorePermit,
     ) {
-        let header_timeout = SHED_HEADER_TIMEOUT.min(self.limits.header_timeout);
-        tokio::select! {
-            r = stream.readable() => if r.is_err() {
-                return;
-            },
-            () = tokio::time::sleep(header_timeout) => {
-                tracing::debug!(%client, "a connection past the cap sent nothing: answering 408");
-                late::request_timeout(stream, &late_head(header_timeout), false).await;
-                return;
-            }
-            () = self.stop.cancelled() => return,
-        }
-        // A slot is being freed for it, or fewer than half the spare places
-        // wait for one; past that, the server is overloaded, not in a
-        // burst: on to the last chance at once.
-        let (queued, ahead) = Queued::join(&self.queued);
-        let wait = if self.table.make_room() || ahead < self.spare_total / 2 {
-            ACCEPT_WAIT
-        } else {
-            Duration::ZERO
-        };
-        let slot = tokio::select! {
-            biased;
-            slot = self.slot() => Some(slot),
-            () = tokio::time::sleep(wait) => None,
-            () = self.stop.cancelled() => return,
-        };
-        drop(queued);
-        match slot {
-            Some(slot) => {
-                drop(waiting);
-                self.serve(stream, client, slot).await;
-            }
-            None => self.last_chance(stream, client).await,
-        }
-    }
-
-    /// A connection past the cap gets one request read: a complete one
-    /// (the body within [`LAST_CHANCE_BODY_BYTES`] and a second) gets the
-    /// slot of a stalled or idle connection closed for it, if there is one,
-    /// and is served; otherwise, or if no slot frees within [`ACCEPT_WAIT`],
-    /// it is answered `503` with `Retry-After`. Then the connection closes.
-    async fn last_chance(self: Arc<Self>, stream: TcpStream, client: IpAddr) {
         let shared = self.clone();
         let state = Arc::new(State::detached());
+        let head_in = state.clone();
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            // The head is in: no longer late, whatever the wait for a slot.
+            head_in.head_complete();
             shared.clone().serve_once(req, client)
         });
         let io = TokioIo::new(Watched {
@@ -301,9 +239,9 @@ impl Shared {
         let mut conn = self.shed_http.serve_connection(io, service);
         let header_timeout = SHED_HEADER_TIMEOUT.min(self.limits.header_timeout);
         if late::run(&mut conn, &state, header_timeout, &self.stop).await == End::HeadLate {
-            let owes = state.phase() != Phase::Silent;
+            tracing::debug!(%client, "the head of a request past the cap was late: answering 408");
             let stream = conn.into_parts().io.into_inner().inner;
-            late::request_timeout(stream, &late_head(header_timeout), owes).await;
+            late::request_timeout(stream, &late_head(header_timeout)).await;
         }
     }
 
@@ -316,14 +254,11 @@ impl Shared {
         let (parts, body) = req.into_parts();
         let read = axum::body::to_bytes(Body::new(body), LAST_CHANCE_BODY_BYTES);
         let read = tokio::time::timeout(Duration::from_secs(1), read).await;
-        // Wait only when a slot is being freed (else every slot has a
-        // request in flight: answer at once).
-        if let Ok(Ok(bytes)) = read
-            && self.table.make_room()
-        {
+        // Only a complete request waits for a slot.
+        if let Ok(Ok(bytes)) = read {
             let slot = tokio::select! {
                 slot = self.slot() => Some(slot),
-                () = tokio::time::sleep(ACCEPT_WAIT) => None,
+                () = tokio::time::sleep(READY_WAIT) => None,
                 () = self.stop.cancelled() => None,
             };
             if let Some(slot) = slot {
@@ -428,12 +363,11 @@ impl Shared {
         };
         // The client owes a request: it is told so, on the connection's own
         // time (its slot is free for another).
-        let sent_some = entry.state.phase() != Phase::Silent;
         drop(entry);
         drop(slot);
         tracing::debug!(%client, "answering 408 to a request that did not arrive in time");
         let stream = conn.into_parts().io.into_inner().inner;
-        late::request_timeout(stream, &why, sent_some).await;
+        late::request_timeout(stream, &why).await;
     }
 }
 

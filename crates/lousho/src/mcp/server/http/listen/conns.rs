@@ -20,6 +20,11 @@ use tokio_util::sync::CancellationToken;
 /// it can be closed to make room: a client that just connected gets this
 /// long to send its request.
 pub(super) const STALL_GRACE: Duration = Duration::from_secs(1);
+/// How long a kept-alive connection must have been idle before it can be
+/// closed to make room: a client calling at full speed sends its next
+/// request within this, and closing a connection just as a request arrives
+/// on it would reset it without an answer.
+pub(super) const IDLE_GRACE: Duration = Duration::from_millis(250);
 
 /// What a connection is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,15 +212,18 @@ impl Table {
     }
 
     /// Asks one connection that no ready request needs to close: the one
-    /// idle longest; else, of those silent or part-way through a request
-    /// for longer than [`STALL_GRACE`], the oldest of the client holding the
-    /// most connections. False when there is none.
+    /// idle longest (for at least [`IDLE_GRACE`]); else, of those silent or
+    /// part-way through a request for longer than [`STALL_GRACE`], the
+    /// oldest of the client holding the most connections. False when there
+    /// is none.
     pub(super) fn make_room(&self) -> bool {
         let conns = self.lock();
         let now = Instant::now();
         let live = || conns.values().filter(|c| !c.evict.is_cancelled());
         let idle = live()
-            .filter(|c| c.state.phase() == Phase::Idle)
+            .filter(|c| {
+                c.state.phase() == Phase::Idle && now.duration_since(c.state.since()) >= IDLE_GRACE
+            })
             .min_by_key(|c| c.state.since());
         if let Some(c) = idle {
             tracing::debug!(
@@ -375,11 +383,12 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_that_just_connected_is_not_closed_to_make_room() {
+    fn a_connection_that_just_connected_or_was_just_answered_is_not_closed_to_make_room() {
         let (table, e) = table_with(&[
             (A, Phase::Silent, 0),
             (A, Phase::Head, 0),
             (A, Phase::Body, 0),
+            (A, Phase::Idle, 0),
         ]);
         assert!(!table.make_room());
         assert!(e.iter().all(|e| !e.evict.is_cancelled()));

@@ -71,11 +71,12 @@ where
 }
 
 /// Answers `408 Request Timeout` (`why` in the body) and closes `stream`
-/// without resetting it; all within about twice [`LINGER`]. When the client
-/// `sent_some` of a request, what it still sends is read and dropped before
-/// the close (unread bytes would turn the close into a reset); a client that
-/// sent nothing just gets the answer and the close.
-pub(super) async fn request_timeout(mut stream: TcpStream, why: &str, sent_some: bool) {
+/// without resetting it; all within about twice [`LINGER`]. What the client
+/// still sends is read and dropped until it closes, or for [`LINGER`]:
+/// closing with unread bytes would turn the close into a reset, which can
+/// make the client's system drop the answer unread — even for a client that
+/// seemed silent, whose request may be arriving just now.
+pub(super) async fn request_timeout(mut stream: TcpStream, why: &str) {
     let response = format!(
         "HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{why}",
         why.len()
@@ -94,9 +95,6 @@ pub(super) async fn request_timeout(mut stream: TcpStream, why: &str, sent_some:
             tracing::debug!("the client did not take the 408 answer in time");
             return;
         }
-    }
-    if !sent_some {
-        return;
     }
     let drain = async {
         let mut buf = [0u8; 4096];

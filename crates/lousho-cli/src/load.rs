@@ -249,7 +249,12 @@ pub fn build_one(
     }
     let mut servers = spec.mcp_servers.clone();
     crate::logging::keep_from_children(&mut servers);
-    let mcp = (!servers.is_empty()).then(|| Servers::new(McpClient::new(servers, options)));
+    let mcp = (!servers.is_empty()).then(|| {
+        let client = McpClient::new(servers, options);
+        // Servers offering the Skills extension add their skills.
+        builder = std::mem::take(&mut builder).skill_source(Arc::new(client.clone()));
+        Servers::new(client)
+    });
     if let Some(mcp) = &mcp {
         builder = builder.tool_source(Arc::new(mcp.clone()));
     }

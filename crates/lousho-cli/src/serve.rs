@@ -80,6 +80,9 @@ pub async fn run(
         };
         options = options.sessions(store);
     }
+    if let Some(folder) = &spec.serve.skills {
+        options = options.skills(folder);
+    }
     if !spec.serve.tools.is_empty() {
         // Tools known from the servers' manifests need no connect.
         let known = agent.tools()?;

@@ -86,6 +86,22 @@ pub(crate) struct AgentInner {
     pub(crate) tool_search: crate::tool::search::ToolSearch,
     /// The latest tool offer, reused while the tools stay the same.
     pub(crate) offer: offer::OfferCache,
+    /// The skills named in the system prompt (also among `sources`, for
+    /// their tools).
+    #[cfg(feature = "builtin")]
+    pub(crate) skills: Option<Arc<crate::skills::Skills>>,
+}
+
+impl AgentInner {
+    /// The system prompt a run sends: the agent's prompt, then the skills'
+    /// section when it has skills.
+    pub(crate) fn system_prompt(&self) -> Option<String> {
+        #[cfg(feature = "builtin")]
+        if let Some(skills) = &self.skills {
+            return skills.system_prompt(self.prompt.as_deref());
+        }
+        self.prompt.clone()
+    }
 }
 
 impl fmt::Debug for Agent {

@@ -45,6 +45,7 @@
 //! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
 //! | built-in tools | `builtin` (`fs_tools`, `todo_tools`, `clock_tools`) |
+//! | skills | `skills` (`LocalSkills`, `SkillSource`); `AgentBuilder::skills`, `ServeOptions::skills` |
 //! | sessions | [`session`]: the `SessionStore` trait, `MemoryStore`, `SqliteStore`, `PostgresStore`; [`Agent::open_session`] |
 //!
 //! ## Cargo features
@@ -58,7 +59,7 @@
 //! | `mcp-client` | use MCP servers: `connect_mcp`, `AgentBuilder::mcp_server`, `load_mcp_tools` |
 //! | `mcp-server` | serve an agent over MCP: `serve_mcp` (stdio, Streamable HTTP) |
 //! | `oauth` | OAuth sign-in for HTTP MCP servers (`mcp::oauth`, `ConnectOptions::tokens`); implies `mcp-client`; without it an `oauth` entry fails to connect with `McpError::MissingFeature` |
-//! | `builtin` | the built-in tools: `fs_tools`, `todo_tools`, `clock_tools` |
+//! | `builtin` | the built-in tools: `fs_tools`, `todo_tools`, `clock_tools`; Agent Skills (`skills`) |
 //! | `spec` | agent spec files (`spec`); servers and built-ins in a file need their features |
 //! | `sqlite` (off by default) | `session::SqliteStore`: sessions in a SQLite file (bundled SQLite, a C build) |
 //! | `postgres` (off by default) | `session::PostgresStore`: sessions in PostgreSQL, shared by replicas |
@@ -79,6 +80,8 @@ pub mod mcp;
 pub mod model;
 pub mod policy;
 pub mod session;
+#[cfg(feature = "builtin")]
+pub mod skills;
 #[cfg(feature = "spec")]
 pub mod spec;
 mod sync;

@@ -123,6 +123,9 @@ pub struct AgentSpec {
     pub agents: BTreeMap<String, AgentSpec>,
     /// The file tools' folder (absolute or relative to the working directory).
     pub workspace: PathBuf,
+    /// Skills folders (`skills:`, resolved against the file's folder; see
+    /// `AgentBuilder::skills`).
+    pub skills: Vec<PathBuf>,
     /// The most model turns per run.
     pub max_turns: Option<usize>,
     /// The most tokens (estimated) of conversation per model request
@@ -204,6 +207,10 @@ pub struct ServeSpec {
     /// Conversations across calls, in the session store (`serve.sessions`;
     /// `ServeOptions::sessions`).
     pub sessions: bool,
+    /// A skills folder served through the Skills extension
+    /// (`serve.skills`, resolved against the file's folder;
+    /// `ServeOptions::skills`).
+    pub skills: Option<PathBuf>,
 }
 
 impl fmt::Debug for ServeSpec {
@@ -228,6 +235,7 @@ impl fmt::Debug for ServeSpec {
             .field("stateful", &self.stateful)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("sessions", &self.sessions)
+            .field("skills", &self.skills)
             .finish()
     }
 }
@@ -445,6 +453,25 @@ impl SpecLoader {
         #[cfg(not(feature = "mcp-client"))]
         self.no_mcp_servers(file.mcp_servers, path, text)?;
         let permissions = resolve::permissions(file.permissions.take(), &at)?;
+        let skills: Vec<PathBuf> = file
+            .skills
+            .take()
+            .map(file::SkillsFile::folders)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| join_clean(&dir, Path::new(&f)))
+            .collect();
+        if cfg!(not(feature = "builtin")) && !skills.is_empty() {
+            return Err(at.key(
+                SpecErrorKind::MissingFeature {
+                    feature: "builtin",
+                    needed_for: "skills",
+                },
+                "skills",
+            ));
+        }
+        let mut serve = file.serve.map(resolve::serve_spec).unwrap_or_default();
+        serve.skills = serve.skills.map(|s| join_clean(&dir, &s));
         let mut spec = AgentSpec {
             path: path.to_path_buf(),
             name: file.name,
@@ -459,6 +486,7 @@ impl SpecLoader {
             workspace: file
                 .workspace
                 .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
+            skills,
             max_turns: file.max_turns,
             context_budget: file.context_budget,
             tool_search: crate::tool::search::ToolSearch::new(file.tool_search.unwrap_or_default())
@@ -471,7 +499,7 @@ impl SpecLoader {
                 path,
             )?,
             permissions,
-            serve: file.serve.map(resolve::serve_spec).unwrap_or_default(),
+            serve,
             telemetry: file.telemetry.map(TelemetrySpec::from).unwrap_or_default(),
         };
         spec.agents = self.resolve_agents(agent_entries, &agent_names, &dir, path, text)?;
@@ -529,6 +557,10 @@ impl AgentSpec {
             builder = builder.context_budget(budget);
         }
         builder = builder.tool_search(self.tool_search.clone());
+        #[cfg(feature = "builtin")]
+        for folder in &self.skills {
+            builder = builder.skills(folder);
+        }
         builder = self.telemetry.apply(builder);
         #[cfg(feature = "builtin")]
         if !self.tools.is_empty() {

@@ -23,6 +23,7 @@ mod run;
 mod run_json;
 mod sessions;
 mod signals;
+mod skills;
 mod spec_recursion;
 mod tools;
 mod trace;

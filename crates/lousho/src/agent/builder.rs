@@ -39,6 +39,10 @@ pub struct AgentBuilder {
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp-client")]
     mcp_options: crate::mcp::ConnectOptions,
+    #[cfg(feature = "builtin")]
+    skill_folders: Vec<std::path::PathBuf>,
+    #[cfg(feature = "builtin")]
+    skill_sources: Vec<Arc<dyn crate::skills::SkillSource>>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -270,6 +274,32 @@ impl AgentBuilder {
         self
     }
 
+    /// Skills from a local folder ([`crate::skills`]): the folder is one
+    /// skill (it holds a `SKILL.md`) or holds skills (sub-folders with a
+    /// `SKILL.md`). Only their names and descriptions go into the system
+    /// prompt; the model loads a skill with the `load_skill` tool and reads
+    /// its files with `read_skill_file`. The folder is read at
+    /// [`build`](Self::build) (a broken `SKILL.md` is a
+    /// [`BuildError::Skills`]). An agent's MCP servers that offer the Skills
+    /// extension add theirs, named `<server>:<name>`.
+    ///
+    /// ```no_run
+    /// let agent = lousho::Agent::builder().model("test").skills("./skills").build()?;
+    /// # Ok::<(), lousho::agent::BuildError>(())
+    /// ```
+    #[cfg(feature = "builtin")]
+    pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.skill_folders.push(folder.into());
+        self
+    }
+
+    /// Skills from a source of your own (see [`skills`](Self::skills)).
+    #[cfg(feature = "builtin")]
+    pub fn skill_source(mut self, source: Arc<dyn crate::skills::SkillSource>) -> Self {
+        self.skill_sources.push(source);
+        self
+    }
+
     /// Validates and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
@@ -296,11 +326,28 @@ impl AgentBuilder {
         let tool_definitions = definitions(&tools, &permissions);
         #[cfg_attr(not(feature = "mcp-client"), allow(unused_mut))]
         let mut sources = self.sources;
+        #[cfg(feature = "builtin")]
+        let mut skill_sources = Vec::new();
+        #[cfg(feature = "builtin")]
+        for folder in &self.skill_folders {
+            skill_sources.push(Arc::new(crate::skills::LocalSkills::open(folder)?)
+                as Arc<dyn crate::skills::SkillSource>);
+        }
+        #[cfg(feature = "builtin")]
+        skill_sources.extend(self.skill_sources);
         #[cfg(feature = "mcp-client")]
         if !self.mcp_servers.is_empty() {
             let client = crate::mcp::McpClient::new(self.mcp_servers, self.mcp_options);
+            #[cfg(feature = "builtin")]
+            skill_sources.push(Arc::new(client.clone()));
             sources.push(Arc::new(client));
         }
+        #[cfg(feature = "builtin")]
+        let skills = (!skill_sources.is_empty()).then(|| {
+            let skills = Arc::new(crate::skills::Skills::new(skill_sources));
+            sources.push(skills.clone());
+            skills
+        });
         check_source_names(&tools, &sources)?;
         Ok(Agent {
             inner: Arc::new(AgentInner {
@@ -325,6 +372,8 @@ impl AgentBuilder {
                     .unwrap_or_else(crate::telemetry::capture_content_from_env),
                 tool_search: self.tool_search,
                 offer: Default::default(),
+                #[cfg(feature = "builtin")]
+                skills,
             }),
         })
     }

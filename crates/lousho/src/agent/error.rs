@@ -30,6 +30,10 @@ pub enum BuildError {
     /// A permission rule's pattern is invalid.
     #[error(transparent)]
     Permission(#[from] PermissionError),
+    /// A skills folder could not be read.
+    #[cfg(feature = "builtin")]
+    #[error(transparent)]
+    Skills(#[from] crate::skills::SkillLoadError),
 }
 
 /// Why a run failed. What the model should see (a failing tool, an unknown

@@ -227,7 +227,7 @@ impl Run {
             }
         };
         run.request = run.request.settings(self.inner.settings.clone());
-        run.request.system.clone_from(&self.inner.prompt);
+        run.request.system = self.inner.system_prompt();
         let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
             let offer = super::offer::current(&self.inner)?;

@@ -34,6 +34,8 @@ mod replies;
 mod request;
 mod resources;
 mod result;
+#[cfg(feature = "builtin")]
+mod skills;
 mod stderr;
 mod stdio_transport;
 mod stdout_watch;

@@ -21,6 +21,8 @@ mod recover_id;
 mod resources;
 mod result;
 mod sessions;
+#[cfg(feature = "builtin")]
+mod skills;
 mod stdio;
 mod tasks;
 mod uri_template;
@@ -76,7 +78,23 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         resource_templates,
         prompts,
         page_size,
+        #[cfg(feature = "builtin")]
+        skills,
     } = options;
+    #[cfg_attr(not(feature = "builtin"), allow(unused_mut))]
+    let mut resources = resources;
+    #[cfg(feature = "builtin")]
+    let skills = match skills {
+        Some(folder) => {
+            let served = tokio::task::spawn_blocking(move || skills::ServedSkills::load(&folder))
+                .await
+                .map_err(|e| ServeError::Agent(crate::AgentError::Internal(e.to_string())))??;
+            let served = std::sync::Arc::new(served);
+            resources.extend(served.resources());
+            Some(served)
+        }
+        None => None,
+    };
     if let Some(Auth::Bearer(token)) = &auth
         && token.0.trim().is_empty()
     {
@@ -111,6 +129,8 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         catalog: catalog.clone(),
         shutdown: shutdown.clone(),
         store,
+        #[cfg(feature = "builtin")]
+        skills,
         approval: (approvals == ServeApprovals::Elicit).then_some(approval_timeout),
         answers: match &transport {
             ServeTransport::Stdio => true,

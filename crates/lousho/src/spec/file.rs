@@ -29,6 +29,8 @@ pub(crate) struct SpecFile {
     pub tools: Vec<String>,
     /// The folder the file tools may read (relative to this file; default: this file's folder).
     pub workspace: Option<String>,
+    /// Agent Skills: a folder (relative to this file) that is one skill (it holds a SKILL.md) or holds skills (sub-folders with a SKILL.md), or a list of such folders. Only names and descriptions go into the system prompt; the model loads a skill with `load_skill` and reads its files with `read_skill_file`.
+    pub skills: Option<SkillsFile>,
     /// The most model turns one run may take (default 20).
     #[schemars(range(min = 1))]
     pub max_turns: Option<usize>,
@@ -53,6 +55,24 @@ pub(crate) struct SpecFile {
     pub telemetry: Option<super::telemetry::TelemetryFile>,
     /// More agents by name, each an inline spec or the path of a spec file (relative to this file). `lousho mcp` serves each as one more tool; any agent of the file lists others by name among its `tools` to call them; `lousho run --agent NAME` runs one.
     pub agents: Option<std::collections::BTreeMap<String, AgentEntryFile>>,
+}
+
+/// `skills:`: one folder or a list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum SkillsFile {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl SkillsFile {
+    /// The folders, as written.
+    pub(crate) fn folders(self) -> Vec<String> {
+        match self {
+            Self::One(f) => vec![f],
+            Self::Many(l) => l,
+        }
+    }
 }
 
 /// One entry of `agents:`: an inline spec, or the path of a spec file.
@@ -294,6 +314,8 @@ pub(crate) struct ServeFile {
     pub stateful: bool,
     /// stdio: the longest message line accepted, in bytes (default 16 MiB).
     pub max_line_bytes: Option<usize>,
+    /// A skills folder (relative to this file) served through the MCP Skills extension (`io.modelcontextprotocol/skills`): `skills/list`, `skills/get`, and each skill's files as `skill://<name>/<path>` resources. The same folder an agent's `skills:` takes.
+    pub skills: Option<String>,
     /// Keep conversations across calls (default false): the agent tool takes an optional `session` (the id a previous call returned) and every result names its session. `lousho mcp` keeps them in its session store (`--store` / `LOUSHO_STORE`: a SQLite file, or a postgres:// URL that replicas share).
     #[serde(default)]
     pub sessions: bool,

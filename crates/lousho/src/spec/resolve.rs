@@ -204,5 +204,6 @@ pub(super) fn serve_spec(s: ServeFile) -> ServeSpec {
         stateful: s.stateful,
         max_line_bytes: s.max_line_bytes,
         sessions: s.sessions,
+        skills: s.skills.map(std::path::PathBuf::from),
     }
 }

@@ -48,6 +48,8 @@ mod sampling_model;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod session_processes;
 mod session_store;
+#[cfg(all(feature = "builtin", feature = "spec"))]
+mod skills_local;
 #[cfg(feature = "spec")]
 mod spec_agents;
 #[cfg(feature = "spec")]

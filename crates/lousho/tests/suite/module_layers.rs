@@ -7,7 +7,8 @@
 //!
 //! 0. `sync`, `error_chain`, `interpolate`: helpers with no domain of their own;
 //! 1. `tool`;
-//! 2. `model`, `policy`, `builtin`;
+//! 2. `model`, `policy`, `builtin`, `skills` (local skills read through
+//!    the built-in file sandbox);
 //! 3. `telemetry`;
 //! 4. `mcp` (its shared pieces) and `mcp::client`;
 //! 5. `session`;
@@ -48,7 +49,7 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 const LAYERS: &[&[&str]] = &[
     &["sync", "error_chain", "interpolate"],
     &["tool"],
-    &["model", "policy", "builtin"],
+    &["model", "policy", "builtin", "skills"],
     &["telemetry"],
     &["mcp", "mcp::client"],
     &["session"],

@@ -1,10 +1,10 @@
-//! What a server offers besides tools — its resources, resource templates
-//! and prompts (every page), and its `instructions` — as last listed live or
+//! What a server offers besides tools — its resources, resource templates,
+//! prompts and skills (every page), and its `instructions` — as last listed live or
 //! recorded in its manifest. Listed at connect beside the tools (only what
 //! the server's capabilities declare), and again when the server says a
 //! list changed.
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo, Skill};
 use rmcp::service::{Peer, RoleClient};
 
 /// One server's resources, templates and prompts. `None` means the server
@@ -23,6 +23,9 @@ pub(crate) struct Offers {
     pub(crate) subscribe: bool,
     /// Whether the server answers `completion/complete`.
     pub(crate) completions: bool,
+    /// `skills/list`, every page, when the server offers the Skills
+    /// extension (SEP-2640; `mcp/client/skills.rs`).
+    pub(crate) skills: Option<Vec<Skill>>,
 }
 
 impl Offers {
@@ -37,7 +40,8 @@ impl Offers {
         let caps = info.map(|i| &i.capabilities);
         let resources = caps.is_some_and(|c| c.resources.is_some());
         let prompts = caps.is_some_and(|c| c.prompts.is_some());
-        let (r, t, p) = tokio::join!(
+        let skills = caps.is_some_and(|c| c.supports_skills());
+        let (r, t, p, k) = tokio::join!(
             async {
                 if !resources {
                     return None;
@@ -66,6 +70,15 @@ impl Offers {
                     .map_err(|e| tracing::debug!(server, error = %e, "could not list prompts"))
                     .ok()
             },
+            async {
+                if !skills {
+                    return None;
+                }
+                peer.list_all_skills()
+                    .await
+                    .map_err(|e| tracing::debug!(server, error = %e, "could not list skills"))
+                    .ok()
+            },
         );
         Self {
             resources: r,
@@ -77,6 +90,7 @@ impl Offers {
                 .and_then(|r| r.subscribe)
                 .unwrap_or(false),
             completions: caps.is_some_and(|c| c.completions.is_some()),
+            skills: k,
         }
     }
 }

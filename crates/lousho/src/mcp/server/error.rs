@@ -30,6 +30,10 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The skills folder could not be read (`ServeOptions::skills`).
+    #[cfg(feature = "builtin")]
+    #[error(transparent)]
+    Skills(#[from] crate::skills::SkillLoadError),
     /// The agent's tools could not be listed (a tool source failed).
     #[error("cannot list the agent's tools: {0}")]
     Agent(#[from] AgentError),

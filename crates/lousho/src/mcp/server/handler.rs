@@ -70,6 +70,9 @@ struct Inner {
     parked: ParkedRuns,
     /// Agent runs served as tasks (clients with the tasks extension).
     tasks: TaskManager,
+    /// A skills folder served through the Skills extension.
+    #[cfg(feature = "builtin")]
+    skills: Option<Arc<super::skills::ServedSkills>>,
 }
 
 /// What the handler serves, decided by `serve_mcp`.
@@ -82,6 +85,8 @@ pub(crate) struct Served {
     pub(crate) answers: bool,
     pub(crate) approval: Option<Duration>,
     pub(crate) store: Option<Arc<dyn SessionStore>>,
+    #[cfg(feature = "builtin")]
+    pub(crate) skills: Option<Arc<super::skills::ServedSkills>>,
 }
 
 impl LoushoServer {
@@ -94,6 +99,8 @@ impl LoushoServer {
             answers,
             approval,
             store,
+            #[cfg(feature = "builtin")]
+            skills,
         } = served;
         Self {
             inner: Arc::new(Inner {
@@ -106,6 +113,8 @@ impl LoushoServer {
                 store,
                 parked: ParkedRuns::default(),
                 tasks: TaskManager::new(),
+                #[cfg(feature = "builtin")]
+                skills,
             }),
             log: LogFilter::default(),
             subscribed: Subscribed::default(),
@@ -211,7 +220,47 @@ impl LoushoServer {
 
 impl ServerHandler for LoushoServer {
     fn get_info(&self) -> ServerConfig {
-        self.inner.catalog.info()
+        #[cfg_attr(not(feature = "builtin"), allow(unused_mut))]
+        let mut info = self.inner.catalog.info();
+        #[cfg(feature = "builtin")]
+        if self.inner.skills.is_some() {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::SKILLS_EXTENSION_ID.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
+        info
+    }
+
+    #[cfg(feature = "builtin")]
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, ErrorData> {
+        match &self.inner.skills {
+            Some(skills) => Ok(skills.list()),
+            None => Err(ErrorData::method_not_found::<
+                rmcp::model::ListSkillsRequestMethod,
+            >()),
+        }
+    }
+
+    #[cfg(feature = "builtin")]
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, ErrorData> {
+        match &self.inner.skills {
+            Some(skills) => skills.get(&request.uri),
+            None => Err(ErrorData::method_not_found::<
+                rmcp::model::GetSkillRequestMethod,
+            >()),
+        }
     }
 
     async fn list_tools(
@@ -266,6 +315,15 @@ impl ServerHandler for LoushoServer {
         request: ReadResourceRequestParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        #[cfg(feature = "builtin")]
+        if let Some(read) = self
+            .inner
+            .skills
+            .as_ref()
+            .and_then(|s| s.read(&request.uri))
+        {
+            return Ok(read.into());
+        }
         self.read(request.uri, cx).await.map(Into::into)
     }
 

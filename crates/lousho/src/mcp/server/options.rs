@@ -98,6 +98,9 @@ pub struct ServeOptions {
     pub(crate) resource_templates: Vec<DefinedResourceTemplate>,
     pub(crate) prompts: Vec<DefinedPrompt>,
     pub(crate) page_size: usize,
+    /// A skills folder served through the Skills extension.
+    #[cfg(feature = "builtin")]
+    pub(crate) skills: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -133,7 +136,7 @@ impl fmt::Debug for ServeOptions {
             .field("resource_templates", &self.resource_templates)
             .field("prompts", &self.prompts)
             .field("page_size", &self.page_size)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -157,7 +160,22 @@ impl ServeOptions {
             resource_templates: Vec::new(),
             prompts: Vec::new(),
             page_size: DEFAULT_PAGE_SIZE,
+            #[cfg(feature = "builtin")]
+            skills: None,
         }
+    }
+
+    /// Also serves the skills of `folder` through the Skills extension
+    /// (SEP-2640, `io.modelcontextprotocol/skills`): `skills/list`,
+    /// `skills/get`, each skill's `SKILL.md` in `resources/list` and every
+    /// file of a skill through `resources/read` (`skill://<name>/<path>`).
+    /// The folder is what `AgentBuilder::skills` takes (one skill, or
+    /// sub-folders holding a `SKILL.md`), read once when serving starts;
+    /// one folder serves MCP hosts and lousho agents alike.
+    #[cfg(feature = "builtin")]
+    pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.skills = Some(folder.into());
+        self
     }
 
     /// Also serves this resource (`resources/list`, `resources/read`). With

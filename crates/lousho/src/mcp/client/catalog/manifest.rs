@@ -68,6 +68,9 @@ pub struct ManifestOffers {
     /// Whether the server answers `completion/complete`.
     #[serde(default)]
     pub completions: bool,
+    /// `skills/list` (the Skills extension, SEP-2640).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<Value>>,
 }
 
 impl ManifestOffers {
@@ -86,6 +89,7 @@ impl ManifestOffers {
             prompts: values(&offers.prompts),
             subscribe: offers.subscribe,
             completions: offers.completions,
+            skills: values(&offers.skills),
         }
     }
 
@@ -106,6 +110,7 @@ impl ManifestOffers {
             instructions,
             subscribe: self.subscribe,
             completions: self.completions,
+            skills: parsed(&self.skills).ok()?,
         })
     }
 }
@@ -269,6 +274,11 @@ mod tests {
             instructions: Some("be nice".into()),
             subscribe: true,
             completions: false,
+            skills: Some(vec![rmcp::model::Skill::new(
+                "skill://a/SKILL.md",
+                rmcp::model::SkillFrontmatter::new("a", "does a"),
+                rmcp::model::SkillResources::Dynamic,
+            )]),
         };
         let mut m = manifest(MANIFEST_FORMAT);
         m.offers = Some(ManifestOffers::of(&offers));

@@ -23,8 +23,11 @@ mod prompt;
 mod tools;
 
 pub use frontmatter::{SkillFrontMatterError, parse_front_matter};
+#[cfg(feature = "mcp-server")]
+pub(crate) use local::SKILL_MD;
+#[cfg(feature = "mcp-client")]
+pub(crate) use local::check_path as check_skill_path;
 pub use local::{LocalSkills, SkillLoadError};
-pub(crate) use local::{SKILL_MD, check_path as check_skill_path};
 pub use tools::{LOAD_SKILL, READ_SKILL_FILE};
 
 use crate::tool::{Tool, ToolSource, ToolSourceError};

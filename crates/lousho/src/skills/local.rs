@@ -137,6 +137,7 @@ impl LocalSkills {
     }
 
     /// The skills, in folder order.
+    #[cfg(feature = "mcp-server")]
     pub(crate) fn entries(&self) -> &[LocalSkill] {
         &self.skills
     }

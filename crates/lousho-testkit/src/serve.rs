@@ -449,3 +449,30 @@ pub fn chain_options(probe: &ChainProbe) -> ServeOptions {
         .description("The top of the chain")
         .tool(chain_status)
 }
+
+/// `long_steps {steps}` → `done after N steps`: reports each step as
+/// progress (`step i (i/N)`, 100 ms apart); served as a task to clients
+/// with the tasks extension ([`DefinedTool::serve_as_task`]).
+pub fn long_steps() -> DefinedTool {
+    DefinedTool::from_json(
+        "long_steps",
+        "Work through some steps",
+        json!({"type": "object", "properties": {"steps": {"type": "integer"}}}),
+        |input: Value, ctx: ToolContext| async move {
+            let steps = input.get("steps").and_then(Value::as_u64).unwrap_or(3);
+            for i in 1..=steps {
+                let message = format!("step {i}");
+                #[allow(clippy::cast_precision_loss)]
+                let _ = ctx
+                    .report_progress(i as f64, Some(steps as f64), Some(&message))
+                    .await;
+                tokio::select! {
+                    () = ctx.cancel.cancelled() => return ToolOutput::error("cancelled"),
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {}
+                }
+            }
+            ToolOutput::text(format!("done after {steps} steps"))
+        },
+    )
+    .serve_as_task(true)
+}

@@ -10,13 +10,14 @@
 //! `--sampling` agents on the client's model (`serve::sampling_options`);
 //! `--chain` an agent-as-tool chain whose every level waits until cancelled
 //! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back`,
-//! `serve::sample_back` and `serve::slow_wait` as direct tools.
+//! `serve::sample_back` and `serve::slow_wait` as direct tools; `--task-tool`
+//! `serve::long_steps`, a direct tool served as a task.
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
     CancelProbe, ChainProbe, approvals_agent, chain_options, fixture_options, fixture_options_for,
-    sample_back, sampling_options, slow_wait, talk_back, team_options,
+    long_steps, sample_back, sampling_options, slow_wait, talk_back, team_options,
 };
 use std::time::Duration;
 
@@ -83,6 +84,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .tool(talk_back())
             .tool(sample_back())
             .tool(slow_wait(&probe));
+    }
+    if args.iter().any(|a| a == "--task-tool") {
+        options = options.tool(long_steps());
     }
     if let Some(ms) = value("--approval-timeout-ms") {
         options = options.approval_timeout(Duration::from_millis(ms.parse()?));

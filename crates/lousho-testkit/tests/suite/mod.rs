@@ -21,6 +21,7 @@ mod mcp_pins;
 mod mcp_processes;
 mod mcp_resources;
 mod mcp_rounds;
+mod mcp_tasks;
 mod mcp_tools;
 mod mcp_trust;
 mod peers;

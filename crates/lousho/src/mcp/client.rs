@@ -2,6 +2,7 @@
 //! re-exported).
 
 mod call;
+mod call_failure;
 pub(crate) mod catalog;
 pub(crate) mod config;
 mod connect;
@@ -39,6 +40,7 @@ mod skills;
 mod stderr;
 mod stdio_transport;
 mod stdout_watch;
+mod tasks;
 mod tool;
 mod warnings;
 

@@ -24,6 +24,7 @@ mod sessions;
 #[cfg(feature = "builtin")]
 mod skills;
 mod stdio;
+mod task_link;
 mod tasks;
 mod uri_template;
 

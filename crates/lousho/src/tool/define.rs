@@ -189,6 +189,15 @@ impl DefinedTool {
         self
     }
 
+    /// Served over MCP, its calls run as tasks for clients with the tasks
+    /// extension (SEP-2663): the client gets a task at once and polls it
+    /// for the tool's progress messages and result, so a long tool does not
+    /// outlive the client's request timeout. Default false.
+    pub fn serve_as_task(mut self, as_task: bool) -> Self {
+        self.spec.serve_as_task = as_task;
+        self
+    }
+
     /// Adds a metadata entry.
     pub fn metadata(mut self, key: impl Into<String>, value: Value) -> Self {
         self.spec.metadata.insert(key.into(), value);

@@ -45,6 +45,10 @@ pub struct ToolSpec {
     /// active (`None`: MCP tools are, others not; see
     /// [`ToolSearch`](crate::tool::search::ToolSearch)).
     pub defer: Option<bool>,
+    /// Whether `serve_mcp` runs its calls as tasks for clients with the
+    /// tasks extension (SEP-2663; default false): for long tools, which
+    /// would otherwise outlive the clients' request timeouts.
+    pub serve_as_task: bool,
 }
 
 impl ToolSpec {
@@ -70,6 +74,7 @@ impl ToolSpec {
             pin: None,
             metadata: Map::new(),
             defer: None,
+            serve_as_task: false,
         }
     }
 
@@ -129,6 +134,14 @@ impl ToolSpec {
     #[must_use]
     pub fn defer(mut self, defer: bool) -> Self {
         self.defer = Some(defer);
+        self
+    }
+
+    /// Runs its calls as tasks when served to clients with the tasks
+    /// extension (see [`ToolSpec::serve_as_task`]).
+    #[must_use]
+    pub fn serve_as_task(mut self, as_task: bool) -> Self {
+        self.serve_as_task = as_task;
         self
     }
 

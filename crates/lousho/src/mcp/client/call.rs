@@ -3,17 +3,19 @@
 //! and every failure put in words the model sees. Reconnects and OAuth
 //! retries belong to the connection ([`ManagedCalls`]).
 
-use super::error::McpError;
+pub(crate) use super::call_failure::CallFailure;
+use super::call_failure::{OVERSIZE_MESSAGE, describe};
 use super::input_rounds::{self, MAX_ROUNDS, RoundFailure};
 use super::live::Live;
 use super::replies::InvalidReply;
 use super::result::to_output;
-use crate::error_chain::error_chain;
+use super::tasks;
 use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, InputRequiredResult, RequestId, ServerResult,
+    CancelledNotificationParam, ClientRequest, CreateTaskResult, InputRequiredResult, RequestId,
+    ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
@@ -62,85 +64,6 @@ pub(crate) async fn call_remote(
             outcome.or_else(|failure| failure.into_output(server, tool, *timeout, None))
         }
         CallTarget::Managed(conn) => conn.call_tool(tool, arguments, ctx).await,
-    }
-}
-
-/// Why a call did not return a result.
-pub(crate) enum CallFailure {
-    Cancelled,
-    Service(ServiceError),
-    /// A message over the stdio limit was dropped; it may have been this
-    /// call's result.
-    Oversize,
-    /// The reply could not be read; why.
-    InvalidResponse(String),
-    /// The server's input-required rounds could not be completed.
-    Rounds(RoundFailure),
-}
-
-impl CallFailure {
-    /// The error result the model sees (`Err` only for a cancelled call),
-    /// with the server's diagnostics (stderr tail, stdout noise) appended.
-    pub(crate) fn into_output(
-        self,
-        server: &str,
-        tool: &str,
-        timeout: Duration,
-        diagnostics: Option<String>,
-    ) -> Result<ToolOutput, ToolError> {
-        let reason = match self {
-            CallFailure::Cancelled => return Err(ToolError::Cancelled),
-            CallFailure::InvalidResponse(reason) => {
-                let error = McpError::InvalidResponse {
-                    server: server.to_owned(),
-                    tool: tool.to_owned(),
-                    reason,
-                };
-                let mut message = error.to_string();
-                if let Some(note) = diagnostics {
-                    message.push('\n');
-                    message.push_str(&note);
-                }
-                return Ok(ToolOutput::error(message));
-            }
-            CallFailure::Oversize => OVERSIZE_MESSAGE.to_owned(),
-            CallFailure::Rounds(RoundFailure::Cancelled) => return Err(ToolError::Cancelled),
-            CallFailure::Rounds(failure) => failure.describe(),
-            CallFailure::Service(e) => describe(&e, timeout),
-        };
-        let mut message = format!("MCP server `{server}`: tool `{tool}` failed: {reason}");
-        if let Some(note) = diagnostics {
-            message.push('\n');
-            message.push_str(&note);
-        }
-        Ok(ToolOutput::error(message))
-    }
-
-    /// Whether the connection is gone (the next call must reconnect).
-    pub(crate) fn is_disconnect(&self) -> bool {
-        matches!(
-            self,
-            CallFailure::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_))
-        )
-    }
-}
-
-const OVERSIZE_MESSAGE: &str = "the server sent a message larger than 16 MiB, which the stdio transport drops, so this call cannot complete; ask the tool for less data";
-
-fn describe(e: &ServiceError, timeout: Duration) -> String {
-    match e {
-        ServiceError::Timeout { .. } => format!(
-            "no answer within {timeout:?} (the call timeout; progress notifications restart it)"
-        ),
-        ServiceError::TransportClosed => {
-            "the connection closed during the call (the server exited or dropped the connection); the next call reconnects".to_owned()
-        }
-        ServiceError::McpError(data) => format!("error {}: {}", data.code.0, data.message),
-        ServiceError::UnexpectedResponse => {
-            "the server answered with something other than a tool result (a task, which this client does not run yet)".to_owned()
-        }
-        ServiceError::TransportSend(t) => error_chain(t.error.as_ref()),
-        other => error_chain(other),
     }
 }
 
@@ -215,6 +138,9 @@ fn record_outcome(span: &Span, result: &Result<ToolOutput, CallFailure>, timeout
         Err(CallFailure::Rounds(failure)) => {
             spans::record_error(span, "input_required", &failure.describe());
         }
+        Err(CallFailure::Task(failure)) => {
+            spans::record_error(span, "task", &failure.describe());
+        }
         Err(CallFailure::Service(e)) => {
             let code;
             let kind = match e {
@@ -238,6 +164,8 @@ enum Reply {
     Done(CallToolResult),
     /// A 2026-07-28 server's questions: answer them and call again.
     Input(InputRequiredResult),
+    /// A task the server runs the call as: follow it to its result.
+    Task(CreateTaskResult),
 }
 
 /// The call, with as many input-required rounds as the server needs (up to
@@ -251,12 +179,30 @@ async fn call_in_rounds(
     ctx: &ToolContext,
     span: &Span,
 ) -> Result<CallToolResult, CallFailure> {
+    if let Some(task_id) = tasks::started_earlier(ctx, tool)
+        && tasks::still_known(peer, &task_id, timeout).await
+    {
+        return tasks::follow(peer, live, tool, None, task_id, timeout, ctx).await;
+    }
     let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments.clone());
     let mut idle_rounds = 0;
     for _ in 0..MAX_ROUNDS {
         let input = match send_call(peer, live, params.clone(), timeout, ctx, span).await? {
             Reply::Done(result) => return Ok(result),
             Reply::Input(input) => input,
+            Reply::Task(task) => {
+                let id = task.task.task_id.clone();
+                return Box::pin(tasks::follow(
+                    peer,
+                    live,
+                    tool,
+                    Some(task),
+                    id,
+                    timeout,
+                    ctx,
+                ))
+                .await;
+            }
         };
         let Some(live) = live else {
             return Err(CallFailure::Rounds(RoundFailure::NoHandler));
@@ -334,6 +280,7 @@ async fn send_call(
     match response.map_err(CallFailure::Service)? {
         ServerResult::CallToolResult(result) => Ok(Reply::Done(result)),
         ServerResult::InputRequiredResult(input) => Ok(Reply::Input(input)),
+        ServerResult::CreateTaskResult(task) => Ok(Reply::Task(task)),
         _ => Err(CallFailure::Service(ServiceError::UnexpectedResponse)),
     }
 }

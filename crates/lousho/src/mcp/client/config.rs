@@ -18,7 +18,7 @@
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
 //! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `maxServerRequests`, `stderr`
-//! (`inherit` | `capture`), `oauth` and `preload`.
+//! (`inherit` | `capture`), `oauth`, `preload` and `tasks`.
 
 use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
@@ -105,6 +105,10 @@ pub struct McpServer {
     /// (default `None`: MCP tools are; see
     /// [`ToolSearch`](crate::tool::search::ToolSearch)).
     pub defer: Option<bool>,
+    /// Whether it may run calls as tasks (declares the
+    /// `io.modelcontextprotocol/tasks` extension; default true): the call
+    /// then follows the task to its result.
+    pub tasks: bool,
 }
 
 /// Where a server is and how to reach it.
@@ -238,6 +242,7 @@ impl McpServer {
             oauth: None,
             preload: false,
             defer: None,
+            tasks: true,
         }
     }
 
@@ -394,6 +399,18 @@ impl McpServer {
     /// for MCP tools; `false` keeps this server's tools always loaded.
     pub fn defer(mut self, defer: bool) -> Self {
         self.defer = Some(defer);
+        self
+    }
+
+    /// Whether the server may run calls as tasks (default true): the client
+    /// declares the tasks extension (SEP-2663) and follows a task the server
+    /// answers with — polling it, showing its status messages as progress,
+    /// answering its questions, cancelling it with the run — to its result.
+    /// Which calls become tasks is the server's choice; `false` makes every
+    /// call wait for its result (a server that requires tasks then refuses
+    /// them).
+    pub fn tasks(mut self, tasks: bool) -> Self {
+        self.tasks = tasks;
         self
     }
 
@@ -591,6 +608,10 @@ pub(crate) struct RawEntry {
     /// found with `tool_search` (default true; false: always sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     defer: Option<bool>,
+    /// Whether the server may run calls as tasks, followed to their result
+    /// (default true; false: every call waits for its result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tasks: Option<bool>,
 }
 
 // `type:` of an entry. Read by hand so the old `sse` transport gets its own
@@ -740,6 +761,7 @@ impl TryFrom<RawEntry> for McpServer {
         }
         server.preload = raw.preload;
         server.defer = raw.defer;
+        server.tasks = raw.tasks.unwrap_or(true);
         Ok(server)
     }
 }
@@ -766,6 +788,7 @@ impl From<McpServer> for RawEntry {
             oauth: s.oauth,
             preload: s.preload,
             defer: s.defer,
+            tasks: (!s.tasks).then_some(false),
             ..RawEntry::default()
         };
         match s.transport {
@@ -809,6 +832,7 @@ impl fmt::Debug for McpServer {
             .field("oauth", &self.oauth.is_some())
             .field("preload", &self.preload)
             .field("defer", &self.defer)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }

@@ -13,7 +13,7 @@ use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion, ResourceUpdatedNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::Arc;
@@ -39,6 +39,8 @@ pub(crate) struct Handler {
     elicitation: Option<(Arc<str>, Arc<dyn ElicitationHandler>)>,
     /// The server's name and who hears its progress notifications.
     progress: Option<(Arc<str>, ProgressHook)>,
+    /// Whether the client declares the tasks extension (SEP-2663).
+    tasks: bool,
 }
 
 impl Handler {
@@ -46,6 +48,7 @@ impl Handler {
         server: &str,
         elicitation: Option<Arc<dyn ElicitationHandler>>,
         progress: Option<ProgressHook>,
+        tasks: bool,
     ) -> Self {
         Self {
             tools_changed: Arc::new(Notify::new()),
@@ -54,6 +57,20 @@ impl Handler {
             resource_updates: tokio::sync::broadcast::Sender::new(RESOURCE_UPDATES),
             elicitation: elicitation.map(|h| (Arc::from(server), h)),
             progress: progress.map(|h| (Arc::from(server), h)),
+            tasks,
+        }
+    }
+
+    /// A task's status message, to the progress hook like a progress
+    /// notification (`step` grows with each message).
+    pub(crate) fn task_status(&self, step: f64, message: &str) {
+        if let Some((server, hook)) = &self.progress {
+            hook(ServerProgress {
+                server: server.to_string(),
+                progress: step,
+                total: None,
+                message: Some(message.to_owned()),
+            });
         }
     }
 }
@@ -65,6 +82,13 @@ impl ClientHandler for Handler {
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::new());
             capabilities.elicitation = Some(elicitation);
+        }
+        if self.tasks {
+            // Calls may come back as tasks, which `call` follows.
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
         }
         // The newest version that has the `initialize` handshake; 2026-07-28
         // is reached through discovery when a server refuses `initialize`.

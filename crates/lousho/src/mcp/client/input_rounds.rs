@@ -19,7 +19,8 @@
 use super::handler::Handler;
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientResult, InputRequest, InputRequiredResult, InputResponses, RequestId, ServerRequest,
+    ClientResult, InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestId,
+    ServerRequest,
 };
 use rmcp::service::{Peer, RequestContext, RoleClient, Service};
 use std::sync::Arc;
@@ -104,6 +105,22 @@ pub(crate) async fn answer(
         });
     }
     *idle_rounds = 0;
+    let answers = answer_all(handler, peer, requests, timeout, cancel).await?;
+    Ok(Retry {
+        responses: Some(answers),
+        request_state: input.request_state,
+    })
+}
+
+/// Answers input requests (a round's, or a task's in `input_required`)
+/// through `handler`, all at once, within `timeout`; `cancel` stops it.
+pub(crate) async fn answer_all(
+    handler: &Handler,
+    peer: &Peer<RoleClient>,
+    requests: InputRequests,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<InputResponses, RoundFailure> {
     let questions = requests
         .into_iter()
         .map(|(key, request)| answer_one(handler, peer, key, request));
@@ -113,10 +130,7 @@ pub(crate) async fn answer(
         }
         () = cancel.cancelled() => return Err(RoundFailure::Cancelled),
     };
-    Ok(Retry {
-        responses: Some(answers.into_iter().collect()),
-        request_state: input.request_state,
-    })
+    Ok(answers.into_iter().collect())
 }
 
 /// One question through the handler, as if the server had sent it as a

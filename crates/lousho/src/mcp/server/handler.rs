@@ -501,17 +501,30 @@ impl LoushoServer {
             if request.request_state.is_none()
                 && tasks::client_takes_tasks(cx.client_capabilities().as_ref())
             {
-                let task = tasks::spawn_agent_task(
-                    &inner.tasks,
-                    tasks::AgentTask {
-                        agent: agent.clone(),
-                        arguments: request.arguments,
+                let agent = agent.clone();
+                let store = inner.store.clone();
+                let arguments = request.arguments;
+                let call = move |channel, run_cancel| async move {
+                    // The task is not the request: only `tasks/cancel` and
+                    // the server's close stop it.
+                    let detached = CancellationToken::new();
+                    let end = agent_tool::call(
+                        &agent,
+                        arguments,
+                        &detached,
+                        run_cancel,
                         channel,
                         approver,
-                        store: inner.store.clone(),
-                        shutdown: inner.shutdown.clone(),
-                    },
-                );
+                        store.as_ref(),
+                    )
+                    .await;
+                    match end {
+                        AgentCallEnd::Result(r) => Some(r),
+                        AgentCallEnd::Cancelled => None,
+                    }
+                };
+                let status = "the agent is working";
+                let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
                 return Ok(CallToolResponse::Task(task));
             }
             if rounds_for(&request, &channel) {
@@ -579,6 +592,21 @@ impl LoushoServer {
             None => ProgressTo::Nowhere,
         };
         let channel = self.channel(&cx, progress);
+        if request.request_state.is_none()
+            && self.serves_as_task(&request.name)
+            && tasks::client_takes_tasks(cx.client_capabilities().as_ref())
+        {
+            let server = self.clone();
+            let call = move |channel, run_cancel: CancellationToken| async move {
+                server
+                    .run_direct(request, id, channel, &run_cancel)
+                    .await
+                    .ok()
+            };
+            let status = "the tool is working";
+            let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
+            return Ok(CallToolResponse::Task(task));
+        }
         if rounds_for(&request, &channel) {
             let server = self.clone();
             let direct = request.clone();
@@ -594,6 +622,13 @@ impl LoushoServer {
         self.run_direct(request, id, channel, &request_cancel)
             .await
             .map(Into::into)
+    }
+
+    /// Whether the direct tool `name` opted in to run as a task.
+    fn serves_as_task(&self, name: &str) -> bool {
+        self.inner
+            .catalog
+            .read(|e| e.direct().get(name).is_some_and(|t| t.spec().serve_as_task))
     }
 
     /// Runs a directly served tool: the approval gate (when approvals are

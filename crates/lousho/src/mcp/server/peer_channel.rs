@@ -8,7 +8,7 @@
 #![allow(deprecated)]
 
 use super::mrtr::{DEFAULT_WAIT, Rounds, Unanswered};
-use super::tasks::TaskLink;
+use super::task_link::TaskLink;
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };

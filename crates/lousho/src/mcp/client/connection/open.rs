@@ -58,7 +58,12 @@ impl Connection {
         lifecycle: ClientLifecycleMode,
         rejected: &mut bool,
     ) -> Result<Live, McpError> {
-        let handler = Handler::new(&self.name, self.elicitation.clone(), self.progress.clone());
+        let handler = Handler::new(
+            &self.name,
+            self.elicitation.clone(),
+            self.progress.clone(),
+            self.entry.tasks,
+        );
         match &self.entry.transport {
             McpTransport::Stdio(config) => {
                 self.open_stdio(config, handler, lifecycle, rejected).await

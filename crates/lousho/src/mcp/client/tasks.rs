@@ -32,8 +32,9 @@ use std::time::{Duration, Instant};
 
 use crate::tool::{ConversationState, ToolContext};
 
-/// The poll interval when the server suggests none (rmcp's default).
-const DEFAULT_POLL: Duration = Duration::from_millis(rmcp::task_manager::DEFAULT_POLL_INTERVAL_MS);
+/// The poll interval when the server suggests none (as rmcp's servers
+/// default to; its `task_manager` is server-side only).
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// Bounds on a server's suggested poll interval.
 const MIN_POLL: Duration = Duration::from_millis(100);
 const MAX_POLL: Duration = Duration::from_secs(10);

@@ -4,11 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# npm peers: the official TypeScript SDK (client + server) and the reference
-# server-everything, pinned in package.json + package-lock.json.
+# npm peers: the official TypeScript SDK (client + server), the reference
+# server-everything and the MCP Inspector's CLI (`inspector --cli`), pinned in
+# package.json + package-lock.json.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
    || [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
-   || [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
+   || [ ! -d node_modules/@modelcontextprotocol/sdk ] \
+   || [ ! -f node_modules/@modelcontextprotocol/inspector-cli/build/cli.js ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

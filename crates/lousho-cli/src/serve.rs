@@ -5,7 +5,7 @@ use crate::load::{self, Approvals, ModelChoice, Team};
 use crate::servers::Servers;
 use crate::signals::Signal;
 use lousho::mcp::{Auth, HttpOptions, McpServerHandle, ServeApprovals, ServeError};
-use lousho::spec::{AgentSpec, ServeSpec, SpecError, SpecErrorKind};
+use lousho::spec::{AgentSpec, ServeSpec, ServedResources, SpecError, SpecErrorKind};
 use lousho::{Agent, ToolSet};
 use lousho::{ServeOptions, serve_mcp};
 use std::process::ExitCode;
@@ -70,15 +70,22 @@ pub async fn run(
     let team = load::build_team(&spec, model.clone(), Approvals::Nobody, tokens, catalog)?;
     let name = server_name(&spec);
     let (agent, mcp, options) = served_agents(&spec, &args, model, tokens, catalog, &team, &name)?;
-    let mut options = with_serve_settings(options, &spec.serve);
-    if spec.serve.sessions {
+    let mut options = spec.serve_offers(with_serve_settings(options, &spec.serve))?;
+    let transcripts = spec.serve.resources.contains(&ServedResources::Sessions);
+    if spec.serve.sessions || transcripts {
         // serve.sessions: the conversations live in the session store
-        // (--store / LOUSHO_STORE), which replicas may share (PostgreSQL).
+        // (--store / LOUSHO_STORE), which replicas may share (PostgreSQL);
+        // serve.resources `sessions` serves their transcripts.
         let store = tokio::select! {
             r = crate::store::open(store_flag) => r?,
             signal = signals.any() => return stopped(signal, &agent, &team).await,
         };
-        options = options.sessions(store);
+        if spec.serve.sessions {
+            options = options.sessions(store.clone());
+        }
+        if transcripts {
+            options = options.session_transcripts(store);
+        }
     }
     if let Some(folder) = &spec.serve.skills {
         options = options.skills(folder);

@@ -476,3 +476,33 @@ pub fn long_steps() -> DefinedTool {
     )
     .serve_as_task(true)
 }
+
+/// `add_tool`: adds the tool `added` (answers "added") to the server whose
+/// catalog is put in `catalog` once it serves, so its clients hear
+/// `tools/list_changed`; a second call says it was already added.
+/// (`lousho-test-server --grow` serves it directly.)
+pub fn add_tool(catalog: Arc<std::sync::OnceLock<lousho::mcp::ServerCatalog>>) -> DefinedTool {
+    DefinedTool::from_json(
+        "add_tool",
+        "Adds the tool `added` to this server",
+        json!({"type": "object", "properties": {}}),
+        move |_input: Value, _ctx: ToolContext| {
+            let catalog = catalog.clone();
+            async move {
+                let Some(catalog) = catalog.get() else {
+                    return ToolOutput::error("the server is not serving yet");
+                };
+                let added = DefinedTool::from_json(
+                    "added",
+                    "Was added while serving",
+                    json!({"type": "object", "properties": {}}),
+                    |_input: Value, _ctx: ToolContext| async { ToolOutput::text("added") },
+                );
+                match catalog.add_tools(added).await {
+                    Ok(()) => ToolOutput::text("added the tool `added`"),
+                    Err(e) => ToolOutput::error(e.to_string()),
+                }
+            }
+        },
+    )
+}

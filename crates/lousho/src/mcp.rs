@@ -131,6 +131,9 @@ pub use client::oauth;
 // Every public item of `client` and `server`, flat: `lousho::mcp::X` is the
 // one path (`McpServer`, `connect_mcp`, `serve_mcp` and `ServeOptions` are at
 // the crate root).
+/// Icons of served tools, resources, prompts and the server (the same type
+/// as [`crate::tool::Icon`]).
+pub use crate::tool::{Icon, IconTheme};
 #[cfg(feature = "mcp-client")]
 pub use client::{
     CompletionTarget, ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MANIFEST_MAX_AGE,
@@ -158,6 +161,8 @@ pub use server::{
     ServerCatalog, UriTemplateError, default_max_connections, define_prompt,
     define_prompt_with_context, define_resource, define_resource_template,
 };
+#[cfg(all(feature = "mcp-server", feature = "builtin"))]
+pub use server::{MAX_LISTED_FILES, WorkspaceFiles};
 
 /// The rmcp crate (the MCP protocol implementation lousho builds on), for
 /// [`load_mcp_tools`] with a client you connected yourself. This is the only

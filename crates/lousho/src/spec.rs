@@ -66,11 +66,15 @@ mod mcp_servers;
 mod nesting;
 mod read;
 mod resolve;
+mod serve_offers;
 mod suggest;
 mod telemetry;
 
 pub use error::{SpecError, SpecErrorKind};
 pub use read::DEFAULT_MAX_SPEC_BYTES;
+pub use serve_offers::{
+    PromptMessageRole, ServedPrompt, ServedPromptArgument, ServedPromptMessage, ServedResources,
+};
 pub use telemetry::TelemetrySpec;
 
 use crate::AgentBuilder;
@@ -211,6 +215,14 @@ pub struct ServeSpec {
     /// (`serve.skills`, resolved against the file's folder;
     /// `ServeOptions::skills`).
     pub skills: Option<PathBuf>,
+    /// Resources served besides tools (`serve.resources`).
+    pub resources: Vec<ServedResources>,
+    /// Prompts served (`serve.prompts`), by name.
+    pub prompts: Vec<ServedPrompt>,
+    /// The server's and its agent tool's display title (`serve.title`).
+    pub title: Option<String>,
+    /// The server's and its agent tool's icons (`serve.icons`).
+    pub icons: Vec<crate::tool::Icon>,
 }
 
 impl fmt::Debug for ServeSpec {
@@ -236,6 +248,10 @@ impl fmt::Debug for ServeSpec {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("sessions", &self.sessions)
             .field("skills", &self.skills)
+            .field("resources", &self.resources)
+            .field("prompts", &self.prompts)
+            .field("title", &self.title)
+            .field("icons", &self.icons)
             .finish()
     }
 }
@@ -470,7 +486,10 @@ impl SpecLoader {
                 "skills",
             ));
         }
-        let mut serve = file.serve.map(resolve::serve_spec).unwrap_or_default();
+        let mut serve = match file.serve.take() {
+            Some(s) => resolve::serve_spec(s, file.prompt.as_deref(), &at)?,
+            None => ServeSpec::default(),
+        };
         serve.skills = serve.skills.map(|s| join_clean(&dir, &s));
         let mut spec = AgentSpec {
             path: path.to_path_buf(),

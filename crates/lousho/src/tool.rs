@@ -14,6 +14,7 @@ mod approval;
 mod context;
 mod define;
 mod error;
+mod icon;
 pub(crate) mod name;
 mod origin;
 mod output;
@@ -38,6 +39,7 @@ pub use define::{
     DefinedTool, IntoToolOutput, Json, ToolHandler, define_tool, define_tool_with_context,
 };
 pub use error::ToolError;
+pub use icon::{Icon, IconTheme};
 pub use name::{MAX_TOOL_NAME_LEN, is_valid_tool_name, sanitize_tool_name};
 pub use origin::ToolOrigin;
 pub use output::{Content, ToolOutput};

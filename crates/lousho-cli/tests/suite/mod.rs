@@ -14,6 +14,7 @@ mod init;
 mod login;
 mod logs;
 mod mcp_http;
+mod mcp_offers;
 mod mcp_sessions;
 mod mcp_stdio;
 mod model_options;

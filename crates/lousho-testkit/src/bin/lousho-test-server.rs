@@ -11,13 +11,15 @@
 //! `--chain` an agent-as-tool chain whose every level waits until cancelled
 //! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back`,
 //! `serve::sample_back` and `serve::slow_wait` as direct tools; `--task-tool`
-//! `serve::long_steps`, a direct tool served as a task.
+//! `serve::long_steps`, a direct tool served as a task; `--grow` also serves
+//! `serve::add_tool`, which adds a tool while serving.
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
-    CancelProbe, ChainProbe, approvals_agent, chain_options, fixture_options, fixture_options_for,
-    long_steps, sample_back, sampling_options, slow_wait, talk_back, team_options,
+    CancelProbe, ChainProbe, add_tool, approvals_agent, chain_options, fixture_options,
+    fixture_options_for, long_steps, sample_back, sampling_options, slow_wait, talk_back,
+    team_options,
 };
 use std::time::Duration;
 
@@ -88,6 +90,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.iter().any(|a| a == "--task-tool") {
         options = options.tool(long_steps());
     }
+    let grown = std::sync::Arc::new(std::sync::OnceLock::new());
+    if args.iter().any(|a| a == "--grow") {
+        options = options.tool(add_tool(grown.clone()));
+    }
     if let Some(ms) = value("--approval-timeout-ms") {
         options = options.approval_timeout(Duration::from_millis(ms.parse()?));
     }
@@ -115,6 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     runtime.block_on(async move {
         let server = serve_mcp(options).await?;
+        let _ = grown.set(server.catalog().clone());
         if let Some(url) = server.url() {
             println!("listening on {url}");
             let mut term =

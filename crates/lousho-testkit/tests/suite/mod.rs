@@ -29,6 +29,7 @@ mod serve_agents;
 mod serve_approvals;
 mod serve_chain;
 mod serve_eras;
+mod serve_grow;
 mod serve_interop;
 mod serve_mrtr;
 mod serve_rounds;

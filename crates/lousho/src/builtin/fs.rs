@@ -12,6 +12,7 @@
 
 mod beneath;
 mod error;
+pub(crate) mod files;
 mod glob;
 mod grep;
 mod limits;

@@ -16,7 +16,7 @@ mod invalid_params;
 mod mrtr;
 mod options;
 mod peer_channel;
-mod prompts;
+pub(crate) mod prompts;
 mod recover_id;
 mod resources;
 mod result;
@@ -26,7 +26,10 @@ mod skills;
 mod stdio;
 mod task_link;
 mod tasks;
+mod transcripts;
 mod uri_template;
+#[cfg(feature = "builtin")]
+mod workspace_files;
 
 pub use catalog::ServerCatalog;
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES};
@@ -39,6 +42,8 @@ pub use resources::{
     define_resource, define_resource_template,
 };
 pub use uri_template::UriTemplateError;
+#[cfg(feature = "builtin")]
+pub use workspace_files::{MAX_LISTED_FILES, WorkspaceFiles};
 
 pub use error::ServeError;
 pub use handle::McpServerHandle;
@@ -76,13 +81,17 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         max_line_bytes,
         sessions: store,
         resources,
-        resource_templates,
+        mut resource_templates,
         prompts,
         page_size,
         #[cfg(feature = "builtin")]
         skills,
+        title,
+        icons,
+        transcripts,
+        #[cfg(feature = "builtin")]
+        files,
     } = options;
-    #[cfg_attr(not(feature = "builtin"), allow(unused_mut))]
     let mut resources = resources;
     #[cfg(feature = "builtin")]
     let skills = match skills {
@@ -104,9 +113,25 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
     let named = Named::of(&agent, name, description, tool_name, store.is_some())?;
     let direct = exposed_direct_tools(&agent, &tools, approvals)?;
     let agent_tools = agent_tools(&agent, &named, more_agents, &direct, store.is_some()).await?;
+    let shutdown = CancellationToken::new();
+    if let Some(store) = transcripts {
+        let (list, one) = transcripts::offers(store);
+        resources.push(list);
+        resource_templates.push(one);
+    }
+    #[cfg(feature = "builtin")]
+    for f in &files {
+        let (listed, template) = f.clone().offers(&shutdown).await;
+        resources.extend(listed);
+        resource_templates.push(template);
+    }
     let mut agents = std::collections::HashMap::new();
     let mut agent_listed = Vec::with_capacity(agent_tools.len());
-    for (tool, agent) in agent_tools {
+    for (mut tool, agent) in agent_tools {
+        if tool.name == named.tool {
+            tool.title.clone_from(&title);
+            tool.icons = catalog::wire::icons(&icons);
+        }
         agents.insert(tool.name.to_string(), agent);
         agent_listed.push(tool);
     }
@@ -114,16 +139,23 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         agent: agent.clone(),
         approvals,
         page_size,
-        server_name: named.server,
-        instructions: named.description,
+        identity: catalog::wire::Identity {
+            name: named.server,
+            title,
+            icons,
+            instructions: named.description,
+        },
         agent_tools: agent_listed,
         direct,
         resources,
         templates: resource_templates,
         prompts,
     })?;
+    #[cfg(feature = "builtin")]
+    for f in files {
+        tokio::spawn(f.watch(catalog.clone(), shutdown.clone()));
+    }
 
-    let shutdown = CancellationToken::new();
     let server = LoushoServer::new(Served {
         agent,
         agents,

@@ -316,6 +316,17 @@ pub(crate) struct ServeFile {
     pub max_line_bytes: Option<usize>,
     /// A skills folder (relative to this file) served through the MCP Skills extension (`io.modelcontextprotocol/skills`): `skills/list`, `skills/get`, and each skill's files as `skill://<name>/<path>` resources. The same folder an agent's `skills:` takes.
     pub skills: Option<String>,
+    /// Resources to serve besides tools: `workspace` (every file of the workspace as a `file://` resource, read through the file tools' sandbox), globs relative to the workspace (`docs/**/*.md`), `sessions` (the session store's transcripts: `lousho://sessions` and `lousho://sessions/{id}`).
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// Prompts by name: message templates with arguments (`{{name}}`), or the agent's own prompt (`agentPrompt: true`).
+    #[serde(default)]
+    pub prompts: std::collections::BTreeMap<String, super::serve_offers::PromptFile>,
+    /// A display title for the server and its agent tool.
+    pub title: Option<String>,
+    /// Icons for the server and its agent tool: `{ src, mimeType, sizes, theme }`.
+    #[serde(default)]
+    pub icons: Vec<crate::tool::Icon>,
     /// Keep conversations across calls (default false): the agent tool takes an optional `session` (the id a previous call returned) and every result names its session. `lousho mcp` keeps them in its session store (`--store` / `LOUSHO_STORE`: a SQLite file, or a postgres:// URL that replicas share).
     #[serde(default)]
     pub sessions: bool,

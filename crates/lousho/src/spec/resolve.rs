@@ -181,8 +181,12 @@ pub(super) fn permissions(
 }
 
 /// The `serve` section as serving options.
-pub(super) fn serve_spec(s: ServeFile) -> ServeSpec {
-    ServeSpec {
+pub(super) fn serve_spec(
+    s: ServeFile,
+    agent_prompt: Option<&str>,
+    at: &At<'_>,
+) -> Result<ServeSpec, SpecError> {
+    Ok(ServeSpec {
         tools: s.tools,
         bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
         approvals: match (s.approvals, s.allow_approval_tools) {
@@ -205,5 +209,9 @@ pub(super) fn serve_spec(s: ServeFile) -> ServeSpec {
         max_line_bytes: s.max_line_bytes,
         sessions: s.sessions,
         skills: s.skills.map(std::path::PathBuf::from),
-    }
+        resources: super::serve_offers::resources(s.resources, at)?,
+        prompts: super::serve_offers::prompts(s.prompts, agent_prompt, at)?,
+        title: s.title,
+        icons: s.icons,
+    })
 }

@@ -177,6 +177,13 @@ impl DefinedTool {
         self
     }
 
+    /// Adds an icon MCP clients may show next to the tool when it is served
+    /// (`tools/list`'s `icons`); the display name is its `title`.
+    pub fn icon(mut self, icon: super::Icon) -> Self {
+        self.spec.icons.push(icon);
+        self
+    }
+
     /// Sets the output schema.
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.spec.output_schema = Some(schema);

@@ -44,6 +44,20 @@ pub enum Content {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         blob: Option<String>,
     },
+    /// A link to a resource the client may read (MCP `resource_link`), not
+    /// its content.
+    ResourceLink {
+        /// The resource URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// MIME type when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
 }
 
 impl Content {
@@ -62,6 +76,17 @@ impl Content {
         Content::Image {
             data: data.into(),
             mime_type: mime_type.into(),
+        }
+    }
+
+    /// A link to the resource at `uri` named `name` (MCP `resource_link`):
+    /// a served tool points its client at a resource instead of embedding it.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            description: None,
+            mime_type: None,
         }
     }
 
@@ -90,6 +115,22 @@ impl Content {
                 ),
                 (None, None) => format!("[resource {uri}]"),
             },
+            Content::ResourceLink {
+                uri,
+                name,
+                description,
+                mime_type,
+            } => {
+                let mut out = format!("[resource link {uri}: {name}");
+                if let Some(m) = mime_type {
+                    out.push_str(&format!(", {m}"));
+                }
+                if let Some(d) = description {
+                    out.push_str(&format!(" — {d}"));
+                }
+                out.push(']');
+                out
+            }
         }
     }
 }

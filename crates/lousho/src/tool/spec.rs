@@ -14,6 +14,8 @@ pub struct ToolSpec {
     pub display_name: Option<String>,
     /// What the tool does, for the model.
     pub description: String,
+    /// Icons clients may show next to it (an MCP tool's `icons`).
+    pub icons: Vec<super::Icon>,
     /// JSON Schema (2020-12) of the input; the root is an object.
     pub input_schema: Value,
     /// JSON Schema of the structured output, if the tool declares one.
@@ -63,6 +65,7 @@ impl ToolSpec {
             name: name.into(),
             display_name: None,
             description: description.into(),
+            icons: Vec::new(),
             input_schema,
             output_schema: None,
             annotations: ToolAnnotations::default(),
@@ -82,6 +85,13 @@ impl ToolSpec {
     #[must_use]
     pub fn display_name(mut self, display_name: impl Into<String>) -> Self {
         self.display_name = Some(display_name.into());
+        self
+    }
+
+    /// Adds an icon clients may show next to the tool.
+    #[must_use]
+    pub fn icon(mut self, icon: super::Icon) -> Self {
+        self.icons.push(icon);
         self
     }
 

@@ -18,8 +18,12 @@ mod mcp_serve;
 mod mcp_serve_approvals;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_errors;
+#[cfg(all(feature = "mcp-server", feature = "builtin", unix))]
+mod mcp_serve_files;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_hosts;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_icons;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_limits;
 #[cfg(feature = "mcp-server")]
@@ -32,6 +36,8 @@ mod mcp_serve_sessions;
 mod mcp_serve_talk_back;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_text_progress;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_transcripts;
 mod model_errors;
 mod models;
 mod module_layers;
@@ -56,6 +62,8 @@ mod spec_agents;
 mod spec_files;
 #[cfg(feature = "spec")]
 mod spec_limits;
+#[cfg(all(feature = "spec", feature = "mcp-server"))]
+mod spec_serve_offers;
 mod tool_input;
 mod tool_offer;
 mod tool_search;

@@ -63,6 +63,18 @@ pub enum FsToolError {
         /// What is wrong with it.
         message: String,
     },
+    /// A file longer than the workspace's `resource_bytes`, asked for whole.
+    #[error(
+        "`{path}` is {size} bytes, more than the {max} bytes a file may have to be read whole; read it in pages with read_file"
+    )]
+    TooLarge {
+        /// The path, relative to the workspace root.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The cap.
+        max: usize,
+    },
     /// Reading failed.
     #[error("cannot read `{path}`: {source}")]
     Io {

@@ -23,6 +23,9 @@ pub struct FsLimits {
     pub grep_line_chars: usize,
     /// The most context lines (`context`) `grep` shows around a match.
     pub grep_max_context: usize,
+    /// Bytes a file may have to be read whole (served as an MCP resource);
+    /// a longer one is refused.
+    pub resource_bytes: usize,
     /// Threads for walking and searching; 0 picks the machine's parallelism.
     pub threads: usize,
 }
@@ -39,6 +42,7 @@ impl Default for FsLimits {
             grep_max_results: 1000,
             grep_line_chars: 500,
             grep_max_context: 10,
+            resource_bytes: 4 * 1024 * 1024,
             threads: 0,
         }
     }

@@ -161,7 +161,7 @@ fn read_file(ws: &Workspace, input: &ReadFileInput) -> Result<ToolOutput, FsTool
 }
 
 /// Why the start of a file looks binary, if it does.
-fn binary_reason(head: &[u8]) -> Option<String> {
+pub(crate) fn binary_reason(head: &[u8]) -> Option<String> {
     if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
         return Some("it starts with a UTF-16 byte order mark; only UTF-8 text is read".to_owned());
     }

@@ -97,6 +97,7 @@ pub(crate) fn to_rmcp_tool(agent: &Agent, tool: &dyn Tool) -> m::Tool {
     if let Some(title) = &spec.display_name {
         out = out.with_title(title.clone());
     }
+    out.icons = super::catalog::wire::icons(&spec.icons);
     if let Some(Value::Object(schema)) = &spec.output_schema {
         out = out.with_raw_output_schema(Arc::new(schema.clone()));
     }

@@ -40,8 +40,8 @@ struct Inner {
     agent: Agent,
     approvals: ServeApprovals,
     page_size: usize,
-    /// The server's name and instructions, for [`Entries::info`].
-    identity: (String, String),
+    /// The server's name, title, icons and instructions, for [`Entries::info`].
+    identity: wire::Identity,
     entries: RwLock<Entries>,
     listeners: Listeners,
 }
@@ -75,8 +75,7 @@ pub(crate) struct Initial {
     pub(crate) agent: Agent,
     pub(crate) approvals: ServeApprovals,
     pub(crate) page_size: usize,
-    pub(crate) server_name: String,
-    pub(crate) instructions: String,
+    pub(crate) identity: wire::Identity,
     pub(crate) agent_tools: Vec<Tool>,
     pub(crate) direct: ToolSet,
     pub(crate) resources: Vec<DefinedResource>,
@@ -93,8 +92,7 @@ impl ServerCatalog {
             agent,
             approvals,
             page_size,
-            server_name,
-            instructions,
+            identity,
             agent_tools,
             direct,
             resources,
@@ -124,7 +122,6 @@ impl ServerCatalog {
         for p in prompts {
             entries.insert_prompt(p)?;
         }
-        let identity = (server_name, instructions);
         entries.refresh(&identity);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -349,7 +346,7 @@ impl Entries {
     }
 
     /// Declares what is served now (and keeps what was declared before).
-    fn refresh(&mut self, identity: &(String, String)) {
+    fn refresh(&mut self, identity: &wire::Identity) {
         self.declared.resources |= !self.resources.is_empty() || !self.templates.is_empty();
         self.declared.prompts |= !self.prompts.is_empty();
         self.info = wire::server_config(self.declared, identity);

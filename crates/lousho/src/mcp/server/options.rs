@@ -101,6 +101,11 @@ pub struct ServeOptions {
     /// A skills folder served through the Skills extension.
     #[cfg(feature = "builtin")]
     pub(crate) skills: Option<std::path::PathBuf>,
+    pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<crate::tool::Icon>,
+    pub(crate) transcripts: Option<Arc<dyn SessionStore>>,
+    #[cfg(feature = "builtin")]
+    pub(crate) files: Vec<super::WorkspaceFiles>,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -136,6 +141,9 @@ impl fmt::Debug for ServeOptions {
             .field("resource_templates", &self.resource_templates)
             .field("prompts", &self.prompts)
             .field("page_size", &self.page_size)
+            .field("title", &self.title)
+            .field("icons", &self.icons)
+            .field("transcripts", &self.transcripts.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +170,11 @@ impl ServeOptions {
             page_size: DEFAULT_PAGE_SIZE,
             #[cfg(feature = "builtin")]
             skills: None,
+            title: None,
+            icons: Vec::new(),
+            transcripts: None,
+            #[cfg(feature = "builtin")]
+            files: Vec::new(),
         }
     }
 
@@ -175,6 +188,15 @@ impl ServeOptions {
     #[cfg(feature = "builtin")]
     pub fn skills(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
         self.skills = Some(folder.into());
+        self
+    }
+
+    /// Also serves these files of a workspace as `file://` resources (spec:
+    /// `serve.resources`), read through the file tools' sandbox; see
+    /// [`WorkspaceFiles`](super::WorkspaceFiles).
+    #[cfg(feature = "builtin")]
+    pub fn files(mut self, files: super::WorkspaceFiles) -> Self {
+        self.files.push(files);
         self
     }
 
@@ -231,10 +253,35 @@ impl ServeOptions {
         self
     }
 
+    /// Also serves the conversations in `store` as resources (spec:
+    /// `serve.resources: [sessions]`): `lousho://sessions` lists them (JSON:
+    /// id, URI, message count, last update) and `lousho://sessions/{id}` is
+    /// one transcript (JSON: its messages, oldest first), the `id`
+    /// completed from the store. Every client that can call the server can
+    /// read every conversation: serve them only to those who may.
+    pub fn session_transcripts(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.transcripts = Some(store);
+        self
+    }
+
     /// The server name (default: the agent's name, else `lousho-agent`). The
     /// agent tool is named after it, sanitised to `[a-zA-Z0-9_-]`.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
+        self
+    }
+
+    /// A display title for the server and its agent tool (the server
+    /// info's and the tool's `title`; spec: `serve.title`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an icon for the server and its agent tool (their `icons`; spec:
+    /// `serve.icons`).
+    pub fn icon(mut self, icon: crate::tool::Icon) -> Self {
+        self.icons.push(icon);
         self
     }
 

@@ -140,6 +140,7 @@ pub(crate) type PromptHandler = Arc<
 pub struct DefinedPrompt {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<crate::tool::Icon>,
     pub(crate) description: String,
     pub(crate) arguments: Vec<PromptArgument>,
     pub(crate) handler: PromptHandler,
@@ -226,10 +227,41 @@ where
     DefinedPrompt {
         name,
         title: None,
+        icons: Vec::new(),
         description: description.into(),
         arguments: arguments_of(&schema_for::<A>()),
         handler,
         completer: None,
+    }
+}
+
+impl DefinedPrompt {
+    /// A prompt whose arguments are known only at run time (a spec file's
+    /// `serve.prompts`): each argument's name, description and whether it
+    /// is required, and the code that makes the messages (it checks the
+    /// arguments itself).
+    pub(crate) fn from_parts(
+        name: String,
+        description: String,
+        arguments: impl IntoIterator<Item = (String, Option<String>, bool)>,
+        handler: PromptHandler,
+    ) -> Self {
+        Self {
+            name,
+            title: None,
+            icons: Vec::new(),
+            description,
+            arguments: arguments
+                .into_iter()
+                .map(|(name, description, required)| PromptArgument {
+                    name,
+                    description,
+                    required,
+                })
+                .collect(),
+            handler,
+            completer: None,
+        }
     }
 }
 
@@ -266,6 +298,12 @@ impl DefinedPrompt {
     /// Sets the display title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an icon clients may show next to it.
+    pub fn icon(mut self, icon: crate::tool::Icon) -> Self {
+        self.icons.push(icon);
         self
     }
 

@@ -158,6 +158,7 @@ pub(crate) struct Listing {
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
     pub(crate) size: Option<u64>,
+    pub(crate) icons: Vec<crate::tool::Icon>,
 }
 
 /// A resource at a fixed URI: [`define_resource`].
@@ -225,6 +226,12 @@ impl DefinedResource {
         self
     }
 
+    /// Adds an icon clients may show next to it.
+    pub fn icon(mut self, icon: crate::tool::Icon) -> Self {
+        self.listing.icons.push(icon);
+        self
+    }
+
     /// Sets the MIME type (listed, and sent with content that names none).
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.listing.mime_type = Some(mime_type.into());
@@ -235,6 +242,16 @@ impl DefinedResource {
     pub fn size(mut self, size: u64) -> Self {
         self.listing.size = Some(size);
         self
+    }
+
+    /// A resource from a reader of its own kind (a workspace's files).
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))] // read by workspace files
+    pub(crate) fn from_reader(uri: String, listing: Listing, reader: ResourceReader) -> Self {
+        Self {
+            uri,
+            listing,
+            reader,
+        }
     }
 }
 
@@ -346,6 +363,12 @@ impl DefinedResourceTemplate {
         self
     }
 
+    /// Adds an icon clients may show next to it.
+    pub fn icon(mut self, icon: crate::tool::Icon) -> Self {
+        self.listing.icons.push(icon);
+        self
+    }
+
     /// Sets the MIME type of the resources (listed, and sent with content
     /// that names none).
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
@@ -362,6 +385,18 @@ impl DefinedResourceTemplate {
     {
         self.completer = Some(completer(f));
         self
+    }
+
+    /// A template from a reader of its own kind (a workspace's files).
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))] // read by workspace files
+    pub(crate) fn from_reader(template: String, listing: Listing, reader: ResourceReader) -> Self {
+        Self {
+            parsed: UriTemplate::parse(&template),
+            template,
+            listing,
+            reader,
+            completer: None,
+        }
     }
 }
 

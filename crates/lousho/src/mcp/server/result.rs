@@ -49,5 +49,16 @@ pub(crate) fn to_block(content: Content) -> ContentBlock {
             };
             ContentBlock::resource(contents)
         }
+        Content::ResourceLink {
+            uri,
+            name,
+            description,
+            mime_type,
+        } => {
+            let mut link = rmcp::model::Resource::new(uri, name);
+            link.description = description;
+            link.mime_type = mime_type;
+            ContentBlock::resource_link(link)
+        }
     }
 }

@@ -35,6 +35,11 @@ impl Subscribed {
     fn contains(&self, uri: &str) -> bool {
         self.0.lock_unpoisoned().contains(uri)
     }
+
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))] // read by workspace files
+    fn all(&self) -> Vec<String> {
+        self.0.lock_unpoisoned().iter().cloned().collect()
+    }
 }
 
 #[derive(Clone)]
@@ -45,7 +50,13 @@ enum Listener {
         subscribed: Subscribed,
     },
     /// A 2026-07-28 listen stream (its sink applies the client's filter).
-    Stream { id: u64, sink: SubscriptionSink },
+    Stream {
+        id: u64,
+        sink: SubscriptionSink,
+        /// The URIs in its filter.
+        #[cfg_attr(not(feature = "builtin"), allow(dead_code))] // read by workspace files
+        uris: Vec<String>,
+    },
 }
 
 /// The listeners of one server.
@@ -66,12 +77,26 @@ impl Listeners {
 
     /// Adds a listen stream; [`remove_stream`](Self::remove_stream) with the
     /// id returned when it ends.
-    pub(crate) fn add_stream(&self, sink: SubscriptionSink) -> u64 {
+    pub(crate) fn add_stream(&self, sink: SubscriptionSink, uris: Vec<String>) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.all
             .lock_unpoisoned()
-            .push(Listener::Stream { id, sink });
+            .push(Listener::Stream { id, sink, uris });
         id
+    }
+
+    /// Every URI some listener subscribed to.
+    #[cfg_attr(not(feature = "builtin"), allow(dead_code))] // read by workspace files
+    pub(crate) fn subscribed(&self) -> BTreeSet<String> {
+        let all = self.all.lock_unpoisoned();
+        let mut out = BTreeSet::new();
+        for l in all.iter() {
+            match l {
+                Listener::Session { subscribed, .. } => out.extend(subscribed.all()),
+                Listener::Stream { uris, .. } => out.extend(uris.iter().cloned()),
+            }
+        }
+        out
     }
 
     pub(crate) fn remove_stream(&self, id: u64) {

@@ -13,10 +13,35 @@ use rmcp::model::{
 };
 use serde_json::json;
 
+/// lousho's icons as MCP's (none: the field left out).
+pub(crate) fn icons(icons: &[crate::tool::Icon]) -> Option<Vec<rmcp::model::Icon>> {
+    use crate::tool::IconTheme;
+    if icons.is_empty() {
+        return None;
+    }
+    Some(
+        icons
+            .iter()
+            .map(|i| {
+                let mut out = rmcp::model::Icon::new(i.src.clone());
+                out.mime_type.clone_from(&i.mime_type);
+                if !i.sizes.is_empty() {
+                    out = out.with_sizes(i.sizes.clone());
+                }
+                match i.theme {
+                    Some(IconTheme::Light) => out.with_theme(rmcp::model::IconTheme::Light),
+                    Some(IconTheme::Dark) => out.with_theme(rmcp::model::IconTheme::Dark),
+                    _ => out,
+                }
+            })
+            .collect(),
+    )
+}
+
 /// The `initialize` answer: tools always (their list can change), logging,
 /// and resources (with subscriptions), prompts and completions only once
 /// something of the kind is served.
-pub(super) fn server_config(declared: Declared, identity: &(String, String)) -> ServerConfig {
+pub(super) fn server_config(declared: Declared, identity: &Identity) -> ServerConfig {
     let Declared { resources, prompts } = declared;
     #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
     let mut caps = ServerCapabilities::builder()
@@ -40,12 +65,20 @@ pub(super) fn server_config(declared: Declared, identity: &(String, String)) -> 
     if resources || prompts {
         caps.completions = Some(Default::default());
     }
+    let mut info = Implementation::new(identity.name.clone(), env!("CARGO_PKG_VERSION"));
+    info.title.clone_from(&identity.title);
+    info.icons = icons(&identity.icons);
     ServerConfig::new(caps)
-        .with_server_info(Implementation::new(
-            identity.0.clone(),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(identity.1.clone())
+        .with_server_info(info)
+        .with_instructions(identity.instructions.clone())
+}
+
+/// Who the server says it is in its `initialize` answer.
+pub(crate) struct Identity {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<crate::tool::Icon>,
+    pub(crate) instructions: String,
 }
 
 pub(crate) fn resource(r: &DefinedResource) -> rmcp::model::Resource {
@@ -55,6 +88,7 @@ pub(crate) fn resource(r: &DefinedResource) -> rmcp::model::Resource {
     out.description.clone_from(&l.description);
     out.mime_type.clone_from(&l.mime_type);
     out.size = l.size;
+    out.icons = icons(&l.icons);
     out
 }
 
@@ -64,6 +98,7 @@ pub(crate) fn template(t: &DefinedResourceTemplate) -> rmcp::model::ResourceTemp
     out.title.clone_from(&l.title);
     out.description.clone_from(&l.description);
     out.mime_type.clone_from(&l.mime_type);
+    out.icons = icons(&l.icons);
     out
 }
 
@@ -83,6 +118,7 @@ pub(crate) fn prompt(p: &DefinedPrompt) -> Prompt {
         (!arguments.is_empty()).then_some(arguments),
     );
     out.title.clone_from(&p.title);
+    out.icons = icons(&p.icons);
     out
 }
 

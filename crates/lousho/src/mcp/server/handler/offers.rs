@@ -38,7 +38,12 @@ impl LoushoServer {
     /// the client cancels it or the server closes.
     pub(super) async fn listen_stream(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
         let listeners = self.inner.catalog.listeners();
-        let id = listeners.add_stream(cx.sink().clone());
+        let uris = cx
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let id = listeners.add_stream(cx.sink().clone(), uris);
         tokio::select! {
             () = cx.cancelled() => {}
             () = self.inner.shutdown.cancelled() => {}

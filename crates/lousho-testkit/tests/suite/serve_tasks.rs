@@ -3,7 +3,7 @@
 //! extension declared: a call answers with a task, `tasks/get` shows the
 //! run's steps and then its result; a second task is cancelled while its
 //! tool runs, ends `cancelled`, and the tool saw the cancellation. Over
-//! stdio and stateless HTTP.
+//! stdio, stateless and stateful HTTP.
 
 use super::peers::{HttpServer, python, run_client, test_server};
 
@@ -18,7 +18,12 @@ fn check(transport: &str) {
         args.extend(["stdio", server.to_str().unwrap()]);
         run_client(&py, "tasks_client.py", &args)
     } else {
-        let server = HttpServer::start(&[]);
+        let flags: &[&str] = if transport == "stateful http" {
+            &["--stateful"]
+        } else {
+            &[]
+        };
+        let server = HttpServer::start(flags);
         let mut args = ARGS.to_vec();
         args.extend(["http", &server.url]);
         run_client(&py, "tasks_client.py", &args)
@@ -56,4 +61,9 @@ fn python_client_runs_an_agent_tool_as_a_task_over_stdio() {
 #[test]
 fn python_client_runs_an_agent_tool_as_a_task_over_stateless_http() {
     check("http");
+}
+
+#[test]
+fn python_client_runs_an_agent_tool_as_a_task_over_stateful_http() {
+    check("stateful http");
 }

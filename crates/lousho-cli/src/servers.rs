@@ -172,6 +172,10 @@ impl ToolSource for Servers {
         self.mcp.tools().iter().cloned().collect()
     }
 
+    fn instructions(&self) -> Option<String> {
+        ToolSource::instructions(&self.mcp)
+    }
+
     async fn close(&self) {
         self.mcp.close().await;
     }

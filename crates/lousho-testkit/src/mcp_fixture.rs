@@ -13,7 +13,8 @@
 //! running for an hour after stdin closes, like a server that ignores EOF),
 //! `FIXTURE_TOOLS_FILE` (list the tools of that JSON file — an array of MCP
 //! tool definitions — instead of the built-in ones, read afresh on every
-//! `tools/list`: a server whose definitions change between connects).
+//! `tools/list`: a server whose definitions change between connects),
+//! `FIXTURE_TTL_MS` (the `ttlMs` of its `tools/list` result).
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -168,9 +169,15 @@ impl ServerHandler for Fixture {
         _cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.reload();
-        Ok(ListToolsResult::with_all_items(
-            self.tools.read().unwrap().values().cloned().collect(),
-        ))
+        let mut result =
+            ListToolsResult::with_all_items(self.tools.read().unwrap().values().cloned().collect());
+        if let Some(ttl) = std::env::var("FIXTURE_TTL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            result.ttl_ms = Some(ttl);
+        }
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -139,15 +139,15 @@ pub use client::{
     CompletionTarget, ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MANIFEST_MAX_AGE,
     DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
     DiskManifestStore, ElicitationHandler, ElicitationRequest, ElicitationResponse, HttpTransport,
-    IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, ManifestOffers, ManifestStore,
-    ManifestStoreError, ManifestTool, McpClient, McpConfigFile, McpError, McpPrompt,
+    IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, MAX_INSTRUCTIONS_BYTES, ManifestOffers,
+    ManifestStore, ManifestStoreError, ManifestTool, McpClient, McpConfigFile, McpError, McpPrompt,
     McpPromptArgument, McpResource, McpResourceTemplate, McpServers, McpTool, McpTransport,
     MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OWN_ENV_VARS, OnError,
-    ProgressHook, PromptConversation, ResourceContents, ResourceUpdates, SPEC_CHAIN_VAR,
-    ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode, StdioTransport,
-    ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming, VariableError,
-    expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers, qualified_name,
-    resource_content, resource_parts, servers_from_value,
+    ProgressHook, PromptConversation, ResourceContents, ResourceUpdates,
+    SPEC_CHAIN_VAR, ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode,
+    StdioTransport, ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming,
+    VariableError, expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers,
+    qualified_name, resource_content, resource_parts, servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

@@ -324,3 +324,30 @@ fn concurrent_writers_leave_a_whole_file() {
     assert!(leftovers.is_empty(), "no temp files left");
     let _ = reads;
 }
+
+#[tokio::test]
+async fn a_servers_ttl_bounds_its_manifests_age() {
+    let dir = scratch("catalog-ttl");
+    let log = dir.join("spawns");
+    let store: Arc<dyn ManifestStore> = Arc::new(MemoryManifestStore::new());
+    // ttlMs 0: the list is stale at once, so the manifest never saves a start.
+    let entry = counted(&log).env("FIXTURE_TTL_MS", "0");
+    record(&entry, &store).await;
+    let manifest = store.load(&ServerIdentity::of(&entry)).unwrap();
+    assert_eq!(manifest.ttl_ms, Some(0));
+    let mcp = client(entry.clone(), store.clone());
+    assert_eq!(
+        mcp.status()["fx"],
+        ServerStatus::Idle,
+        "the manifest is stale"
+    );
+    ToolSource::ready(&mcp).await.unwrap();
+    assert_eq!(spawns(&log), 2, "connected at ready()");
+    mcp.close().await;
+    // A day-long ttl keeps it fresh (the 7-day max age is longer).
+    let entry = counted(&log).env("FIXTURE_TTL_MS", "86400000");
+    record(&entry, &store).await;
+    let mcp = client(entry, store.clone());
+    assert_eq!(mcp.status()["fx"], ServerStatus::Cataloged);
+    mcp.close().await;
+}

@@ -2,6 +2,7 @@ mod fixture;
 mod mcp_agent_options;
 mod mcp_catalog;
 mod mcp_config;
+mod mcp_content;
 mod mcp_elicitation;
 mod mcp_errors;
 mod mcp_failures;

@@ -227,7 +227,7 @@ impl Run {
             }
         };
         run.request = run.request.settings(self.inner.settings.clone());
-        run.request.system = self.inner.system_prompt();
+        run.request.system = system_prompt(&self.inner);
         let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
             let offer = super::offer::current(&self.inner)?;
@@ -470,4 +470,18 @@ impl Run {
         }
         Ok(out)
     }
+}
+
+/// The agent's system prompt (its prompt and skills) followed by what its
+/// tool sources ask the model to know (MCP servers' `instructions`).
+fn system_prompt(inner: &AgentInner) -> Option<String> {
+    let base = inner.system_prompt();
+    let mut system = base.clone().unwrap_or_default();
+    for text in inner.sources.iter().filter_map(|s| s.instructions()) {
+        if !system.is_empty() {
+            system.push_str("\n\n");
+        }
+        system.push_str(&text);
+    }
+    (!system.is_empty() || base.is_some()).then_some(system)
 }

@@ -15,6 +15,7 @@ mod handler;
 mod http;
 mod identity;
 mod input_rounds;
+mod instructions;
 mod live;
 mod load;
 pub(crate) mod naming;
@@ -24,6 +25,7 @@ pub mod oauth;
 mod oauth_off;
 mod offered;
 mod offers;
+mod output_check;
 #[cfg(not(feature = "oauth"))]
 use oauth_off as oauth;
 mod peer_requests;
@@ -60,6 +62,7 @@ pub use elicitation::{ElicitationHandler, ElicitationRequest, ElicitationRespons
 pub use error::McpError;
 pub use fingerprint::ToolFingerprint;
 pub use identity::{OWN_ENV_VARS, SPEC_CHAIN_VAR, ServerIdentity};
+pub use instructions::MAX_INSTRUCTIONS_BYTES;
 pub use load::{LoadOptions, load_mcp_tools};
 pub use naming::{NameCollision, ToolNames, ToolNaming, qualified_name};
 pub use offered::{

@@ -90,6 +90,21 @@ impl Content {
         }
     }
 
+    /// The base64 data and MIME type when this part is an image: an image,
+    /// or an embedded resource with an `image/*` blob (what providers send as
+    /// image parts).
+    pub(crate) fn as_image(&self) -> Option<(&str, &str)> {
+        match self {
+            Content::Image { data, mime_type } => Some((data, mime_type)),
+            Content::Resource {
+                blob: Some(data),
+                mime_type: Some(mime_type),
+                ..
+            } if mime_type.starts_with("image/") => Some((data, mime_type)),
+            _ => None,
+        }
+    }
+
     /// How this part reads as text for a model that takes text only.
     pub fn to_model_text(&self) -> String {
         match self {

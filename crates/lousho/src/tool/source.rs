@@ -19,6 +19,13 @@ pub trait ToolSource: Send + Sync + 'static {
     /// The tools available now.
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
 
+    /// What the source asks the model to know, added to the system prompt
+    /// at the start of each run (after [`ready`](ToolSource::ready)): for
+    /// MCP servers, their `instructions`. Default: nothing.
+    fn instructions(&self) -> Option<String> {
+        None
+    }
+
     /// Releases everything (disconnects, stops processes). Idempotent.
     async fn close(&self);
 }

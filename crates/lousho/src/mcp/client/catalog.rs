@@ -10,6 +10,7 @@ mod store;
 
 pub use disk::DiskManifestStore;
 pub(crate) use link::CatalogLink;
+pub(crate) use manifest::CacheHint;
 pub use manifest::{MANIFEST_FORMAT, ManifestOffers, ManifestTool, ToolManifest};
 pub use memory::MemoryManifestStore;
 pub use store::{ManifestStore, ManifestStoreError};

@@ -18,7 +18,7 @@
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
 //! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `maxServerRequests`, `stderr`
-//! (`inherit` | `capture`), `oauth`, `preload` and `tasks`.
+//! (`inherit` | `capture`), `oauth`, `preload`, `tasks` and `instructions`.
 
 use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
@@ -109,6 +109,10 @@ pub struct McpServer {
     /// `io.modelcontextprotocol/tasks` extension; default true): the call
     /// then follows the task to its result.
     pub tasks: bool,
+    /// Whether the server's `instructions` go into the agent's system
+    /// prompt (default true; bounded, see
+    /// [`MAX_INSTRUCTIONS_BYTES`](super::MAX_INSTRUCTIONS_BYTES)).
+    pub instructions: bool,
 }
 
 /// Where a server is and how to reach it.
@@ -243,6 +247,7 @@ impl McpServer {
             preload: false,
             defer: None,
             tasks: true,
+            instructions: true,
         }
     }
 
@@ -411,6 +416,14 @@ impl McpServer {
     /// them).
     pub fn tasks(mut self, tasks: bool) -> Self {
         self.tasks = tasks;
+        self
+    }
+
+    /// Whether the server's `instructions` go into the agent's system prompt
+    /// (default true; `false` for a server whose instructions mislead or
+    /// cost too much).
+    pub fn instructions(mut self, on: bool) -> Self {
+        self.instructions = on;
         self
     }
 
@@ -612,6 +625,10 @@ pub(crate) struct RawEntry {
     /// (default true; false: every call waits for its result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tasks: Option<bool>,
+    /// Whether the server's `instructions` go into the agent's system
+    /// prompt (default true; at most 4 KiB of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instructions: Option<bool>,
 }
 
 // `type:` of an entry. Read by hand so the old `sse` transport gets its own
@@ -762,6 +779,7 @@ impl TryFrom<RawEntry> for McpServer {
         server.preload = raw.preload;
         server.defer = raw.defer;
         server.tasks = raw.tasks.unwrap_or(true);
+        server.instructions = raw.instructions.unwrap_or(true);
         Ok(server)
     }
 }
@@ -789,6 +807,7 @@ impl From<McpServer> for RawEntry {
             preload: s.preload,
             defer: s.defer,
             tasks: (!s.tasks).then_some(false),
+            instructions: (!s.instructions).then_some(false),
             ..RawEntry::default()
         };
         match s.transport {
@@ -833,6 +852,7 @@ impl fmt::Debug for McpServer {
             .field("preload", &self.preload)
             .field("defer", &self.defer)
             .field("tasks", &self.tasks)
+            .field("instructions", &self.instructions)
             .finish()
     }
 }

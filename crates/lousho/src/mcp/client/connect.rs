@@ -581,6 +581,11 @@ impl ToolSource for McpClient {
         self.tool_list()
     }
 
+    /// The servers' `instructions` (see [`McpServer::instructions`]).
+    fn instructions(&self) -> Option<String> {
+        self.context_instructions()
+    }
+
     async fn close(&self) {
         McpClient::close(self).await;
     }

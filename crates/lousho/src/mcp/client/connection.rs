@@ -2,7 +2,7 @@
 //! → connected → (closed | dropped | failed) → connecting again on demand.
 
 use super::call::{CallTarget, ManagedCalls};
-use super::catalog::CatalogLink;
+use super::catalog::{CacheHint, CatalogLink};
 use super::config::McpServer;
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
@@ -200,10 +200,15 @@ impl Connection {
     }
 
     /// Records a listing in the catalog (with a store).
-    fn record(&self, info: Option<&rmcp::model::ServerPeerInfo>, tools: &[rmcp::model::Tool]) {
+    fn record(
+        &self,
+        info: Option<&rmcp::model::ServerPeerInfo>,
+        tools: &[rmcp::model::Tool],
+        hint: CacheHint,
+    ) {
         if let Some(catalog) = &self.catalog {
             let offers = self.offers();
-            let manifest = catalog.record(&self.name, info, tools, offers.as_deref());
+            let manifest = catalog.record(&self.name, info, tools, offers.as_deref(), hint);
             self.lock().listed_at = Some(manifest.fetched_at());
         }
     }

@@ -4,6 +4,7 @@
 //! the server's capabilities declare), and again when the server says a
 //! list changed.
 
+use super::catalog::CacheHint;
 use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo, Skill};
 use rmcp::service::{Peer, RoleClient};
 
@@ -26,6 +27,8 @@ pub(crate) struct Offers {
     /// `skills/list`, every page, when the server offers the Skills
     /// extension (SEP-2640; `mcp/client/skills.rs`).
     pub(crate) skills: Option<Vec<Skill>>,
+    /// The lists' cache hints (2026-07-28 `ttlMs` / `cacheScope`).
+    pub(crate) cache: CacheHint,
 }
 
 impl Offers {
@@ -46,7 +49,7 @@ impl Offers {
                 if !resources {
                     return None;
                 }
-                peer.list_all_resources()
+                peer.list_all_resources_with_cache_hint()
                     .await
                     .map_err(|e| tracing::debug!(server, error = %e, "could not list resources"))
                     .ok()
@@ -56,7 +59,7 @@ impl Offers {
                     return None;
                 }
                 // Servers without templates may answer method-not-found.
-                peer.list_all_resource_templates()
+                peer.list_all_resource_templates_with_cache_hint()
                     .await
                     .map_err(|e| tracing::debug!(server, error = %e, "could not list resource templates"))
                     .ok()
@@ -65,7 +68,7 @@ impl Offers {
                 if !prompts {
                     return None;
                 }
-                peer.list_all_prompts()
+                peer.list_all_prompts_with_cache_hint()
                     .await
                     .map_err(|e| tracing::debug!(server, error = %e, "could not list prompts"))
                     .ok()
@@ -80,10 +83,19 @@ impl Offers {
                     .ok()
             },
         );
+        let cache = [
+            r.as_ref().map(CacheHint::of),
+            t.as_ref().map(CacheHint::of),
+            p.as_ref().map(CacheHint::of),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(CacheHint::default(), CacheHint::and);
         Self {
-            resources: r,
-            templates: t,
-            prompts: p,
+            resources: r.map(|l| l.items),
+            templates: t.map(|l| l.items),
+            prompts: p.map(|l| l.items),
+            cache,
             instructions: info.and_then(|i| i.instructions.clone()),
             subscribe: caps
                 .and_then(|c| c.resources.as_ref())

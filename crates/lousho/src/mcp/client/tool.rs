@@ -7,6 +7,7 @@
 //! and every tool are gone.
 
 use super::call::{CallTarget, call_remote};
+use super::output_check::OutputCheck;
 use super::pinning::{PinCheck, definition_of};
 use crate::policy::{PinnedTool, Trust};
 use crate::tool::Approval;
@@ -31,6 +32,8 @@ pub(crate) struct RemoteTool {
     bare_name: String,
     /// The definition as listed, with its fingerprint (what `lousho pin` writes).
     pub(crate) definition: PinnedTool,
+    /// Its `outputSchema`, which results are checked against.
+    output_check: OutputCheck,
 }
 
 /// How a server's tools are treated beyond their approval policy.
@@ -93,11 +96,13 @@ impl RemoteTool {
         spec.server_identity = listing.identity.map(str::to_owned);
         spec.pin = listing.pins.map(|p| p.check(&bare, &definition));
         spec.defer = listing.defer;
+        let output_check = OutputCheck::new(spec.output_schema.clone());
         Arc::new(Self {
             spec,
             server: server.to_owned(),
             bare_name: bare,
             definition,
+            output_check,
         })
     }
 }
@@ -160,13 +165,17 @@ impl Tool for McpTool {
                 });
             }
         };
-        call_remote(
+        let output = call_remote(
             &self.target,
             &self.remote.server,
             &self.remote.bare_name,
             arguments,
             &ctx,
         )
-        .await
+        .await?;
+        Ok(self
+            .remote
+            .output_check
+            .apply(&self.remote.server, &self.remote.bare_name, output))
     }
 }

@@ -3,7 +3,7 @@
 use crate::model::{
     Message, ModelRequest, Part, PromptCache, ReasoningEffort, Role, Thinking, ToolDefinition,
 };
-use crate::tool::{Content, ToolOutput};
+use crate::tool::ToolOutput;
 use serde_json::{Map, Value, json};
 
 /// The server tool of Anthropic's native tool search (BM25 over name,
@@ -235,16 +235,17 @@ fn image(data: &str, mime_type: &str) -> Value {
     json!({ "type": "image", "source": { "type": "base64", "media_type": mime_type, "data": data } })
 }
 
-/// Text and images go as blocks (Anthropic accepts images in tool results);
+/// Text and images (also embedded `image/*` resources) go as blocks
+/// (Anthropic accepts images in tool results);
 /// other content is described as text.
 fn tool_result_content(output: &ToolOutput) -> Vec<Value> {
     let mut blocks: Vec<Value> = output
         .content
         .iter()
-        .filter_map(|c| match c {
-            Content::Image { data, mime_type } => Some(image(data, mime_type)),
-            other => {
-                let text = other.to_model_text();
+        .filter_map(|c| match c.as_image() {
+            Some((data, mime_type)) => Some(image(data, mime_type)),
+            None => {
+                let text = c.to_model_text();
                 (!text.is_empty()).then(|| json!({ "type": "text", "text": text }))
             }
         })

@@ -1,7 +1,7 @@
 //! The Chat Completions request body.
 
 use crate::model::{Message, ModelRequest, Part, Role, Thinking, ToolDefinition};
-use crate::tool::ToolOutput;
+use crate::tool::{Content, ToolOutput};
 use serde_json::{Map, Value, json};
 
 /// Which field carries the output limit.
@@ -102,17 +102,26 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
             out.push(Value::Object(m));
         }
         Role::Tool => {
+            let mut images = Vec::new();
             for part in &message.parts {
                 match part {
-                    Part::ToolResult(r) => out.push(json!({
-                        "role": "tool",
-                        "tool_call_id": r.call_id,
-                        "content": tool_text(&r.output),
-                    })),
+                    Part::ToolResult(r) => {
+                        out.push(json!({
+                            "role": "tool",
+                            "tool_call_id": r.call_id,
+                            "content": tool_text(&r.output),
+                        }));
+                        images.extend(result_images(&r.call_id, &r.output));
+                    }
                     // Text beside tool results (rare) goes as a user message.
                     Part::Text { text } => out.push(json!({ "role": "user", "content": text })),
                     _ => {}
                 }
+            }
+            // Tool messages take text only: the results' images follow in
+            // one user message, each after a line naming its call.
+            if !images.is_empty() {
+                out.push(json!({ "role": "user", "content": images }));
             }
         }
     }
@@ -146,14 +155,33 @@ fn user_content(parts: &[Part]) -> Value {
 }
 
 /// Chat Completions tool messages carry text only: images and audio are
-/// described (`[image image/png, N bytes base64]`), and a failed call says so.
+/// described (`[image image/png, N bytes base64]`; an image then follows in a
+/// user message, see [`result_images`]), and a failed call says so.
 fn tool_text(output: &ToolOutput) -> String {
-    let text = output.to_model_text();
+    let mut text = output.to_model_text();
+    if output.content.iter().any(|c| c.as_image().is_some()) {
+        text.push_str("\n(the images of this result follow in the next user message)");
+    }
     if output.is_error {
         format!("Error: {text}")
     } else {
         text
     }
+}
+
+/// The image parts of a tool result (images, and embedded image
+/// resources), each after a text part naming the call, for the user message
+/// that follows the tool messages.
+fn result_images(call_id: &str, output: &ToolOutput) -> Vec<Value> {
+    let mut items = Vec::new();
+    for (data, mime_type) in output.content.iter().filter_map(Content::as_image) {
+        items.push(json!({ "type": "text", "text": format!("An image from the result of tool call {call_id}:") }));
+        items.push(json!({
+            "type": "image_url",
+            "image_url": { "url": format!("data:{mime_type};base64,{data}") },
+        }));
+    }
+    items
 }
 
 /// Arguments as the model sent them: JSON text, or the raw text when it was

@@ -1,7 +1,7 @@
 //! One connection's tie to the catalog: its identity, the store, the max
 //! age; loads the fresh manifest and records new listings.
 
-use super::manifest::{ManifestOffers, ToolManifest};
+use super::manifest::{CacheHint, ManifestOffers, ToolManifest};
 use super::store::ManifestStore;
 use crate::mcp::client::LOG_TARGET;
 use crate::mcp::client::identity::ServerIdentity;
@@ -48,8 +48,9 @@ impl CatalogLink {
             return None;
         }
         let age = manifest.age();
-        if age > self.max_age {
-            tracing::debug!(server, ?age, max_age = ?self.max_age, "catalog miss: the tool manifest is too old; connecting");
+        let max_age = manifest.fresh_for(self.max_age);
+        if age > max_age {
+            tracing::debug!(server, ?age, ?max_age, ttl_ms = ?manifest.ttl_ms, "catalog miss: the tool manifest is too old; connecting");
             return None;
         }
         match manifest.checked_tools() {
@@ -80,8 +81,9 @@ impl CatalogLink {
         info: Option<&rmcp::model::ServerPeerInfo>,
         tools: &[rmcp::model::Tool],
         offers: Option<&Offers>,
+        hint: CacheHint,
     ) -> ToolManifest {
-        let manifest = ToolManifest::from_listing(self.identity.clone(), info, tools, offers);
+        let manifest = ToolManifest::from_listing(self.identity.clone(), info, tools, offers, hint);
         if let Err(e) = self.store.save(&self.identity, &manifest) {
             tracing::warn!(
                 target: LOG_TARGET,
@@ -99,6 +101,13 @@ impl CatalogLink {
             return;
         };
         manifest.offers = Some(ManifestOffers::of(offers));
+        let hint = CacheHint {
+            ttl_ms: manifest.ttl_ms,
+            private: manifest.cache_scope.is_some(),
+        }
+        .and(offers.cache);
+        manifest.ttl_ms = hint.ttl_ms;
+        manifest.cache_scope = hint.private.then(|| "private".to_owned());
         if let Err(e) = self.store.save(&self.identity, &manifest) {
             tracing::warn!(
                 target: LOG_TARGET,

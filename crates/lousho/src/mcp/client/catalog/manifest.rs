@@ -44,6 +44,49 @@ pub struct ToolManifest {
     /// format-1 manifest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offers: Option<ManifestOffers>,
+    /// How long the server said its lists stay valid (`ttlMs` of
+    /// 2026-07-28 list results, the shortest of them): the manifest is fresh
+    /// for at most this long, however long the catalog's max age.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `private` when a list result said `cacheScope: private` (only the
+    /// requesting user's client may keep it: a store shared between users
+    /// should not), else `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<String>,
+}
+
+/// The cache hints of a server's 2026-07-28 list results (`ttlMs`,
+/// `cacheScope`), merged over its lists: the shortest time to live, and
+/// private when any list is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct CacheHint {
+    /// Milliseconds the lists stay valid; `None`: no list said.
+    pub(crate) ttl_ms: Option<u64>,
+    /// Whether a list was `cacheScope: private`.
+    pub(crate) private: bool,
+}
+
+impl CacheHint {
+    /// The hint of one merged (every page) listing.
+    pub(crate) fn of<T>(list: &rmcp::service::MergedList<T>) -> Self {
+        Self {
+            ttl_ms: list.ttl_ms,
+            private: list.cache_scope == Some(rmcp::model::CacheScope::Private),
+        }
+    }
+
+    /// Both hints at once: the shorter time to live, private if either is.
+    pub(crate) fn and(self, other: Self) -> Self {
+        let ttl_ms = match (self.ttl_ms, other.ttl_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Self {
+            ttl_ms,
+            private: self.private || other.private,
+        }
+    }
 }
 
 /// What a server offered besides tools when it was last listed, as it sent
@@ -111,6 +154,7 @@ impl ManifestOffers {
             subscribe: self.subscribe,
             completions: self.completions,
             skills: parsed(&self.skills).ok()?,
+            cache: CacheHint::default(),
         })
     }
 }
@@ -134,7 +178,9 @@ impl ToolManifest {
         info: Option<&rmcp::model::ServerPeerInfo>,
         tools: &[rmcp::model::Tool],
         offers: Option<&Offers>,
+        hint: CacheHint,
     ) -> Self {
+        let hint = offers.map_or(hint, |o| hint.and(o.cache));
         Self {
             format: MANIFEST_FORMAT,
             identity,
@@ -154,7 +200,16 @@ impl ToolManifest {
                 })
                 .collect(),
             offers: offers.map(ManifestOffers::of),
+            ttl_ms: hint.ttl_ms,
+            cache_scope: hint.private.then(|| "private".to_owned()),
         }
+    }
+
+    /// The longest this manifest stays fresh: `max_age`, or the server's
+    /// `ttlMs` when shorter.
+    pub fn fresh_for(&self, max_age: Duration) -> Duration {
+        self.ttl_ms
+            .map_or(max_age, |ttl| max_age.min(Duration::from_millis(ttl)))
     }
 
     /// The recorded offers (resources, templates, prompts, instructions),
@@ -279,11 +334,38 @@ mod tests {
                 rmcp::model::SkillFrontmatter::new("a", "does a"),
                 rmcp::model::SkillResources::Dynamic,
             )]),
+            cache: CacheHint::default(),
         };
         let mut m = manifest(MANIFEST_FORMAT);
         m.offers = Some(ManifestOffers::of(&offers));
         m.instructions = Some("be nice".into());
         let back: ToolManifest = serde_json::from_value(serde_json::to_value(&m).unwrap()).unwrap();
         assert_eq!(back.checked_offers(), Some(offers));
+    }
+
+    #[test]
+    fn a_servers_ttl_shortens_how_long_its_manifest_is_fresh() {
+        let week = Duration::from_secs(7 * 24 * 3600);
+        let mut m = manifest(MANIFEST_FORMAT);
+        assert_eq!(m.fresh_for(week), week);
+        m.ttl_ms = Some(60_000);
+        assert_eq!(m.fresh_for(week), Duration::from_secs(60));
+        m.ttl_ms = Some(u64::MAX);
+        assert_eq!(m.fresh_for(week), week);
+        let hint = CacheHint {
+            ttl_ms: Some(5),
+            private: false,
+        }
+        .and(CacheHint {
+            ttl_ms: None,
+            private: true,
+        });
+        assert_eq!(
+            hint,
+            CacheHint {
+                ttl_ms: Some(5),
+                private: true
+            }
+        );
     }
 }

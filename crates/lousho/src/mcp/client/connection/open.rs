@@ -2,6 +2,7 @@
 //! 2026-07-28 discovery), then the first tool listing.
 
 use super::Connection;
+use crate::mcp::client::catalog::CacheHint;
 use crate::mcp::client::config::{HttpTransport, McpTransport, StdioTransport};
 use crate::mcp::client::error::McpError;
 use crate::mcp::client::handler::Handler;
@@ -234,7 +235,7 @@ impl Connection {
         let info = live.peer().peer_info();
         let listed = tokio::time::timeout(timeout, async {
             let (tools, offers) = tokio::join!(
-                live.peer().list_all_tools(),
+                live.peer().list_all_tools_with_cache_hint(),
                 Offers::list(&self.name, live.peer(), info.as_deref())
             );
             tools.map(|tools| (tools, offers))
@@ -265,6 +266,8 @@ impl Connection {
                 });
             }
         };
+        let hint = CacheHint::of(&remote);
+        let remote = remote.items;
         tracing::debug!(server = %self.name, tools = remote.len(), took = ?started.elapsed(), "listed the MCP server's tools");
         match self.build_tools(&remote) {
             Ok(tools) => self.set_tools(tools),
@@ -273,7 +276,7 @@ impl Connection {
                 return Err(e);
             }
         }
-        self.record(live.peer().peer_info().as_deref(), &remote);
+        self.record(live.peer().peer_info().as_deref(), &remote, hint);
         self.watch_list_changes(&live).await;
         self.watch_offer_changes(&live).await;
         Ok(live)

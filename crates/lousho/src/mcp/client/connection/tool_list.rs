@@ -2,6 +2,7 @@
 //! installed, and refreshed when the server announces a change.
 
 use super::Connection;
+use crate::mcp::client::catalog::CacheHint;
 use crate::mcp::client::error::McpError;
 use crate::mcp::client::live::Live;
 use crate::mcp::client::naming::ToolNames;
@@ -58,7 +59,7 @@ impl Connection {
         };
         let mut drift = Vec::new();
         for t in remote {
-            if !allows(&t.name) {
+            if !allows(&t.name) || app_only(t) {
                 continue;
             }
             let Some(name) = names.insert_listed(self.naming, &self.name, &t.name)? else {
@@ -135,15 +136,16 @@ impl Connection {
                 changed.notified().await;
                 let target = seen.load(std::sync::atomic::Ordering::SeqCst);
                 let Some(conn) = this.upgrade() else { return };
-                let listed = peer.list_all_tools().await;
+                let listed = peer.list_all_tools_with_cache_hint().await;
                 // Mark it handled even when listing failed: nobody waits forever.
                 let _ = applied.send_replace(target);
                 match listed {
-                    Ok(remote) => match conn.build_tools(&remote) {
+                    Ok(listed) => match conn.build_tools(&listed.items) {
                         Ok(tools) => {
                             tracing::debug!(server = %conn.name, count = tools.0.len(), "MCP tools changed");
                             conn.set_tools(tools);
-                            conn.record(peer.peer_info().as_deref(), &remote);
+                            let hint = CacheHint::of(&listed);
+                            conn.record(peer.peer_info().as_deref(), &listed.items, hint);
                         }
                         Err(e) => tracing::warn!(server = %conn.name, error = %e, "keeping the old tool list"),
                     },
@@ -156,5 +158,45 @@ impl Connection {
                 }
             }
         }));
+    }
+}
+
+/// Whether MCP Apps marks the tool for the app only
+/// (`_meta.ui.visibility` listed without `"model"`): hosts must not offer
+/// such a tool to the model (ext-apps, 2026-01-26). A missing or malformed
+/// visibility is the default, `["model", "app"]`.
+pub(crate) fn app_only(tool: &rmcp::model::Tool) -> bool {
+    let visibility = tool
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("ui"))
+        .and_then(|ui| ui.get("visibility"))
+        .and_then(serde_json::Value::as_array);
+    visibility.is_some_and(|v| !v.iter().any(|x| x.as_str() == Some("model")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::app_only;
+    use serde_json::json;
+
+    fn tool(meta: serde_json::Value) -> rmcp::model::Tool {
+        serde_json::from_value(json!({
+            "name": "t", "inputSchema": {"type": "object"}, "_meta": meta
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn tools_the_apps_extension_keeps_for_the_app_are_app_only() {
+        assert!(app_only(&tool(json!({"ui": {"visibility": ["app"]}}))));
+        assert!(app_only(&tool(json!({"ui": {"visibility": []}}))));
+        assert!(!app_only(&tool(
+            json!({"ui": {"visibility": ["model", "app"]}})
+        )));
+        assert!(!app_only(&tool(json!({"ui": {"visibility": ["model"]}}))));
+        assert!(!app_only(&tool(json!({"ui": {"resourceUri": "ui://x"}}))));
+        assert!(!app_only(&tool(json!({"ui": {"visibility": "app"}}))));
+        assert!(!app_only(&tool(json!({}))));
     }
 }

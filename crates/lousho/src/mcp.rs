@@ -143,11 +143,11 @@ pub use client::{
     ManifestStore, ManifestStoreError, ManifestTool, McpClient, McpConfigFile, McpError, McpPrompt,
     McpPromptArgument, McpResource, McpResourceTemplate, McpServers, McpTool, McpTransport,
     MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OWN_ENV_VARS, OnError,
-    ProgressHook, PromptConversation, ResourceContents, ResourceUpdates,
+    ProgressHook, PromptConversation, ResourceContents, ResourceMention, ResourceUpdates,
     SPEC_CHAIN_VAR, ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode,
     StdioTransport, ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming,
     VariableError, expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers,
-    qualified_name, resource_content, resource_parts, servers_from_value,
+    qualified_name, resource_content, resource_mentions, resource_parts, servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{

@@ -354,3 +354,55 @@ async fn a_prompt_with_arguments_runs_as_a_conversation() {
     assert_eq!(sent[0].text(), "What's weather in Oslo?");
     mcp.close().await;
 }
+
+#[tokio::test]
+async fn a_servers_instructions_reach_the_system_prompt_unless_turned_off() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    for keep in [true, false] {
+        let model = ScriptedModel::new([ScriptedTurn::text("ok")]);
+        let agent = Agent::builder()
+            .model(model.clone())
+            .prompt("Be brief.")
+            .mcp_server("ev", entry.clone().instructions(keep))
+            .build()
+            .unwrap();
+        agent.send("hi").await.unwrap();
+        let system = model.requests()[0].system.clone().unwrap_or_default();
+        assert!(system.starts_with("Be brief."), "{system}");
+        let heading = "# Instructions from the MCP server `ev`\n# Everything Server";
+        assert_eq!(system.contains(heading), keep, "{system}");
+        agent.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_message_attaches_the_resources_it_mentions() {
+    let Some(entry) = everything_entry() else {
+        return;
+    };
+    let mcp = connect_mcp([("ev", entry)], ConnectOptions::default())
+        .await
+        .unwrap();
+    let message = mcp
+        .message_with_resources(
+            "Compare @ev:demo://resource/dynamic/text/1 and @ev:demo://resource/dynamic/blob/2, not @nobody:x.",
+        )
+        .await
+        .unwrap();
+    assert_eq!(message.role, Role::User);
+    assert!(message.parts[0].clone() == Part::Text { text: "Compare @ev:demo://resource/dynamic/text/1 and @ev:demo://resource/dynamic/blob/2, not @nobody:x.".into() });
+    assert_eq!(message.parts.len(), 3, "{:?}", message.parts);
+    assert!(
+        matches!(&message.parts[1], Part::Text { text } if text.starts_with("[resource ev:demo://resource/dynamic/text/1]")),
+        "{:?}",
+        message.parts[1]
+    );
+    let err = mcp
+        .message_with_resources("@ev:demo://resource/dynamic/text/0")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Request { .. }), "{err:?}");
+    mcp.close().await;
+}

@@ -100,6 +100,22 @@ impl Session {
         )
     }
 
+    /// A run of the next turn that adds several messages (user and
+    /// assistant turns, e.g. an MCP prompt's
+    /// [`PromptConversation`](crate::mcp::PromptConversation) messages) to
+    /// the history; the model answers after the last one. Otherwise as
+    /// [`send`](Session::send).
+    pub fn send_messages(&self, messages: impl IntoIterator<Item = Message>) -> RunRequest {
+        let mut all = self.history();
+        all.extend(messages);
+        RunRequest::new(
+            self.agent.inner.clone(),
+            Begin::Fresh(all),
+            self.state.clone(),
+            Some(self.link()),
+        )
+    }
+
     /// Continues this session's run that paused for approval (see
     /// [`Agent::resume`]); once it completes, the session's history holds it
     /// (and, in a stored session, the store). The session's tool state is set

@@ -18,6 +18,7 @@ mod input_rounds;
 mod instructions;
 mod live;
 mod load;
+mod mentions;
 pub(crate) mod naming;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -64,6 +65,7 @@ pub use fingerprint::ToolFingerprint;
 pub use identity::{OWN_ENV_VARS, SPEC_CHAIN_VAR, ServerIdentity};
 pub use instructions::MAX_INSTRUCTIONS_BYTES;
 pub use load::{LoadOptions, load_mcp_tools};
+pub use mentions::{ResourceMention, resource_mentions};
 pub use naming::{NameCollision, ToolNames, ToolNaming, qualified_name};
 pub use offered::{
     McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate, ResourceContents,

@@ -11,7 +11,7 @@ import sys
 from pydantic import BaseModel
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import Completion, ToolAnnotations
 
 server = MCPServer("lousho-interop-python")
 
@@ -41,6 +41,41 @@ async def greet(ctx: Context) -> str:
     await ctx.report_progress(2, 2, "answered")
     name = answer.data.name if answer.action == "accept" else answer.action
     return f"hello {name} (request {ctx.request_id})"
+
+
+@server.resource("config://app", mime_type="text/plain")
+def app_config() -> str:
+    """The app's configuration."""
+    return "theme = dark\nlanguage = en"
+
+
+@server.resource("logo://small", mime_type="image/png")
+def logo() -> bytes:
+    """A 1x1 PNG (a blob resource)."""
+    return bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+    )
+
+
+@server.resource("notes://{topic}", mime_type="text/plain")
+def note(topic: str) -> str:
+    """Notes on a topic (a resource template)."""
+    return f"Notes on {topic}."
+
+
+@server.prompt(title="Code review")
+def review(code: str, language: str = "python") -> str:
+    """Asks for a review of some code."""
+    return f"Please review this {language} code:\n{code}"
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    """Completes the `language` of `review` and the `topic` of notes://."""
+    choices = {"language": ["python", "rust", "typescript"], "topic": ["mcp", "rust"]}
+    values = [v for v in choices.get(argument.name, []) if v.startswith(argument.value)]
+    return Completion(values=values)
 
 
 if __name__ == "__main__":

@@ -374,8 +374,11 @@ pub struct ImportArgs {
 pub struct RunArgs {
     /// The agent spec file (YAML).
     pub spec: PathBuf,
-    /// The message; without one, a multi-turn prompt opens.
+    /// The message; without one (and without --prompt), a multi-turn prompt opens. `@server:uri` attaches that MCP resource.
     pub message: Option<String>,
+    /// Start with an MCP prompt, SERVER:NAME then its arguments KEY=VALUE: `--prompt docs:review file=a.rs`. A MESSAGE (before it) follows the prompt's messages.
+    #[arg(long, num_args = 1.., value_name = "PROMPT")]
+    pub prompt: Option<Vec<String>>,
     /// Use this model instead of the spec's (e.g. openai/gpt-4o-mini, test).
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
@@ -385,11 +388,11 @@ pub struct RunArgs {
     /// Run the agent NAME of the spec's `agents:` instead of its top agent.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// What stdout gets: text (the answer) or json (JSON Lines events, schema in docs/cli.md; needs MESSAGE).
+    /// What stdout gets: text (the answer) or json (JSON Lines events, schema in docs/cli.md; needs MESSAGE or --prompt).
     #[arg(long, value_enum, default_value_t = Output::Text, value_name = "text|json", hide_possible_values = true)]
     pub output: Output,
     /// Same as --output json.
-    #[arg(long, conflicts_with = "output", requires = "message")]
+    #[arg(long, conflicts_with = "output")]
     pub json: bool,
     /// Show the model's thinking as it streams (on stderr; with --json, as `thinking` events). Ask for thinking with the spec's modelOptions.thinkingBudget or reasoningEffort.
     #[arg(long)]

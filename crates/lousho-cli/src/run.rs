@@ -9,7 +9,7 @@ use crate::signals::Signals;
 use futures::StreamExt;
 use lousho::agent::{AgentStream, RunStatus};
 use lousho::session::{PausedRun, SessionStore};
-use lousho::{Agent, AgentEvent, Reply, Session};
+use lousho::{AgentEvent, Reply, Session};
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -37,12 +37,17 @@ pub async fn run(
         tokens,
         catalog,
     )?;
-    let one_message = args.message.is_some();
+    let prompt = args
+        .prompt
+        .as_deref()
+        .map(crate::compose::parse_prompt)
+        .transpose()?;
+    let one_message = args.message.is_some() || prompt.is_some();
     let json = args.json || args.output == crate::cli::Output::Json;
     let thinking = args.thinking;
     if json && !one_message {
         anyhow::bail!(crate::exit::Usage(
-            "--output json needs a MESSAGE (the prompt is for people): lousho run SPEC \"…\" --json".into()
+            "--output json needs a MESSAGE or --prompt (the interactive prompt is for people): lousho run SPEC \"…\" --json".into()
         ));
     }
     let origin = Origin {
@@ -65,12 +70,19 @@ pub async fn run(
         if let Some(mcp) = &mcp {
             connect(mcp).await?;
         }
-        match args.message {
-            Some(message) => {
-                let request = match &session {
-                    Some(session) => session.send(message.as_str()),
-                    None => agent.send(message.as_str()),
-                };
+        if one_message {
+            let mut messages = match &prompt {
+                Some(call) => crate::compose::prompt_messages(mcp.as_ref(), call).await?,
+                None => Vec::new(),
+            };
+            if let Some(message) = &args.message {
+                messages.push(crate::compose::message(mcp.as_ref(), message).await?);
+            }
+            let request = match &session {
+                Some(session) => session.send_messages(messages),
+                None => agent.send_messages(messages),
+            };
+            {
                 let reply = if json {
                     crate::run_json::print_stream(request.stream(), agent.model_name(), thinking)
                         .await?
@@ -79,10 +91,9 @@ pub async fn run(
                 };
                 finish(reply, session.as_ref(), &origin).await
             }
-            None => {
-                let session = session.clone().unwrap_or_else(|| agent.session());
-                repl(&agent, &session, &origin, signals, thinking).await
-            }
+        } else {
+            let session = session.clone().unwrap_or_else(|| agent.session());
+            crate::repl::repl(&agent, mcp.as_ref(), &session, &origin, signals, thinking).await
         }
     };
     let outcome = if one_message {
@@ -256,73 +267,6 @@ pub async fn print_stream(
         }
     }
     anyhow::bail!("the run ended without a reply")
-}
-
-/// A multi-turn prompt with line editing and history.
-#[allow(clippy::print_stderr)]
-async fn repl(
-    agent: &Agent,
-    session: &Session,
-    origin: &Origin<'_>,
-    signals: &Signals,
-    thinking: bool,
-) -> anyhow::Result<ExitCode> {
-    let history =
-        std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".lousho_history"));
-    let mut editor = rustyline::DefaultEditor::new()?;
-    if let Some(path) = &history {
-        let _ = editor.load_history(path);
-    }
-    eprintln!(
-        "Chatting with {} ({}). Ctrl-D to quit.",
-        agent.name().unwrap_or("the agent"),
-        agent.model_name()
-    );
-    if let Some(id) = session.id() {
-        eprintln!(
-            "Session `{id}`: {} earlier messages; each answer is saved.",
-            session.history().len()
-        );
-    }
-    loop {
-        let (back, line) = tokio::task::spawn_blocking(move || {
-            let line = editor.readline("> ");
-            (editor, line)
-        })
-        .await?;
-        editor = back;
-        let line = match line {
-            Ok(line) => line,
-            Err(rustyline::error::ReadlineError::Interrupted) => continue,
-            Err(rustyline::error::ReadlineError::Eof) => break,
-            Err(e) => return Err(e.into()),
-        };
-        let message = line.trim();
-        if message.is_empty() {
-            continue;
-        }
-        let _ = editor.add_history_entry(message);
-        let before = signals.now();
-        tokio::select! {
-            reply = print_stream(session.send(message).stream(), agent.model_name(), thinking) => {
-                let saved = match reply {
-                    Ok(reply) => finish(reply, Some(session), origin).await.map(|_| ()),
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = saved {
-                    if exit::is_broken_pipe(&e) {
-                        return Err(e);
-                    }
-                    eprintln!("error: {e:#}");
-                }
-            }
-            _ = signals.after(before) => eprintln!("(cancelled)"),
-        }
-    }
-    if let Some(path) = &history {
-        let _ = editor.save_history(path);
-    }
-    Ok(ExitCode::from(exit::OK))
 }
 
 /// Thinking on its way to stderr: whole lines as they complete.

@@ -1,5 +1,7 @@
 //! `lousho tools`: every tool the agent would see, its decision, and each
-//! MCP server's status.
+//! MCP server's status, prompts and resources.
+
+mod offers;
 
 use crate::cli::ToolsArgs;
 use crate::load::{self, Approvals, ModelChoice};
@@ -57,6 +59,14 @@ pub async fn run(
         )
     });
     let servers = mcp.map_or_else(Default::default, |mcp| server_rows(mcp, &server_tokens));
+    let offered = match mcp {
+        Some(mcp) => offers::rows(mcp).await,
+        None => offers::OfferRows {
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+        },
+    };
     agent.close().await;
     let search = json!({
         "mode": spec_file.tool_search.mode,
@@ -70,14 +80,20 @@ pub async fn run(
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(
-                &json!({ "tools": tools, "servers": servers, "toolSearch": search })
-            )?
+            serde_json::to_string_pretty(&json!({
+                "tools": tools,
+                "servers": servers,
+                "prompts": offered.prompts,
+                "resources": offered.resources,
+                "resourceTemplates": offered.templates,
+                "toolSearch": search,
+            }))?
         )?;
         return Ok(ExitCode::SUCCESS);
     }
     print_tools(&mut out, &tools)?;
     print_servers(&mut out, &servers)?;
+    offers::print(&mut out, &offered)?;
     writeln!(out)?;
     print_budget(
         &mut out,

@@ -22,6 +22,7 @@ mod pins;
 mod progress_tables;
 mod run;
 mod run_json;
+mod run_offers;
 mod sessions;
 mod signals;
 mod skills;

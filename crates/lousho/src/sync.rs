@@ -15,6 +15,7 @@ pub(crate) trait MutexExt<T: ?Sized> {
     /// Lock, ignoring poisoning.
     fn lock_unpoisoned(&self) -> MutexGuard<'_, T>;
     /// The data of a mutex held exclusively, ignoring poisoning.
+    #[cfg_attr(not(feature = "mcp-client"), allow(dead_code))]
     fn get_mut_unpoisoned(&mut self) -> &mut T;
 }
 
@@ -30,6 +31,11 @@ impl<T: ?Sized> MutexExt<T> for Mutex<T> {
 
 /// [`RwLock::read`] and [`RwLock::write`] that take the guard even when the
 /// lock is poisoned (see the [module docs](self) for why that is sound here).
+/// (Only the MCP client and server hold `RwLock`s today.)
+#[cfg_attr(
+    not(any(feature = "mcp-client", feature = "mcp-server")),
+    allow(dead_code)
+)]
 pub(crate) trait RwLockExt<T: ?Sized> {
     /// Lock for reading, ignoring poisoning.
     fn read_unpoisoned(&self) -> RwLockReadGuard<'_, T>;

@@ -12,6 +12,8 @@
 
 mod beneath;
 mod error;
+// Used by serving (workspace files as resources) and its spec keys.
+#[cfg_attr(not(feature = "mcp-server"), allow(dead_code))]
 pub(crate) mod files;
 mod glob;
 mod grep;

@@ -240,6 +240,7 @@ impl DefinedPrompt {
     /// `serve.prompts`): each argument's name, description and whether it
     /// is required, and the code that makes the messages (it checks the
     /// arguments itself).
+    #[cfg_attr(not(feature = "spec"), allow(dead_code))]
     pub(crate) fn from_parts(
         name: String,
         description: String,

@@ -456,7 +456,7 @@ impl SpecLoader {
         text: &str,
         scope: &agents::Scope,
     ) -> Result<AgentSpec, SpecError> {
-        let at = resolve::At { path, text };
+        let at = locate::At { path, text };
         let dir = resolve::spec_dir(path);
         let model_options = file.model_options.take().unwrap_or_default();
         let model_settings = resolve::model_settings(file.model.as_deref(), &model_options, &at)?;

@@ -38,6 +38,21 @@ pub(crate) fn line_of_key(text: &str, path: &str) -> Option<usize> {
     found
 }
 
+/// Where an error in the file is: the file and its text (for line numbers).
+pub(super) struct At<'a> {
+    pub(super) path: &'a std::path::Path,
+    pub(super) text: &'a str,
+}
+
+impl At<'_> {
+    /// `kind` at `key` (and the key's line).
+    pub(super) fn key(&self, kind: super::SpecErrorKind, key: &str) -> super::SpecError {
+        super::SpecError::new(self.path, kind)
+            .at(line_of_key(self.text, key), None)
+            .key(key.to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

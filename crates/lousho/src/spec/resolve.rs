@@ -6,7 +6,7 @@
 
 use super::file::{self, AuthFile, ModelOptionsFile, PermissionsFile, RuleDecisionFile};
 use super::file::{ServeFile, SpecFile};
-use super::locate::line_of_key;
+use super::locate::{At, line_of_key};
 use super::{
     Approvals, BUILTIN_NAMES, ServeSpec, SpecError, SpecErrorKind, check_base_url, check_model,
     suggest,
@@ -15,21 +15,6 @@ use crate::model::{ModelSettings, PromptCache, Thinking};
 use crate::policy::{PermissionRule, Permissions};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// Where an error in the file is: the file and its text (for line numbers).
-pub(super) struct At<'a> {
-    pub(super) path: &'a Path,
-    pub(super) text: &'a str,
-}
-
-impl At<'_> {
-    /// `kind` at `key` (and the key's line).
-    pub(super) fn key(&self, kind: SpecErrorKind, key: &str) -> SpecError {
-        SpecError::new(self.path, kind)
-            .at(line_of_key(self.text, key), None)
-            .key(key.to_owned())
-    }
-}
 
 /// The spec file's directory, absolute, so what is resolved from it (a
 /// stdio server's `cwd`, its command) names the same place whatever folder

@@ -4,7 +4,7 @@
 //! show. Read as written ([`PromptFile`]), checked and resolved
 //! ([`ServedPrompt`], [`ServedResources`]).
 
-use super::resolve::At;
+use super::locate::At;
 use super::{SpecError, SpecErrorKind};
 use crate::tool::Icon;
 use schemars::JsonSchema;

@@ -59,8 +59,10 @@ const ROOM_TICK: Duration = Duration::from_millis(100);
 const EVICT_GRACE: Duration = Duration::from_millis(250);
 /// The largest body of a request past the cap that may still be served.
 const LAST_CHANCE_BODY_BYTES: usize = 64 * 1024;
-/// The header deadline of a connection past the cap.
-const SHED_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+/// The header deadline of a connection past the cap: short, as a client
+/// sends its request right after connecting, and the connections queued
+/// behind a silent one (a burst of idle sockets, say) wait for its slot.
+const SHED_HEADER_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The connection limits the loop enforces.
 #[derive(Debug, Clone, Copy)]
@@ -222,7 +224,7 @@ impl Shared {
         self: Arc<Self>,
         stream: TcpStream,
         client: IpAddr,
-        _spare: OwnedSemaphorePermit,
+        spare: OwnedSemaphorePermit,
     ) {
         let shared = self.clone();
         let state = Arc::new(State::detached());
@@ -241,6 +243,10 @@ impl Shared {
         if late::run(&mut conn, &state, header_timeout, &self.stop).await == End::HeadLate {
             tracing::debug!(%client, "the head of a request past the cap was late: answering 408");
             let stream = conn.into_parts().io.into_inner().inner;
+            // The next connection past the cap may start while this one
+            // lingers over its `408`: a silent client must not hold the way
+            // for the ones behind it (out of descriptors, accepting backs off).
+            drop(spare);
             late::request_timeout(stream, &late_head(header_timeout)).await;
         }
     }

@@ -43,6 +43,34 @@ pub(crate) enum AgentCallEnd {
     Cancelled,
 }
 
+/// [`call`] detached from any request (a task's run, or one asked in
+/// input-required rounds): only `run_cancel` stops it. `None` when it was
+/// cancelled.
+pub(crate) async fn call_detached(
+    agent: Agent,
+    arguments: Option<Map<String, Value>>,
+    run_cancel: CancellationToken,
+    channel: PeerChannel,
+    approver: Approver,
+    store: Option<Arc<dyn SessionStore>>,
+) -> Option<CallToolResult> {
+    let detached = CancellationToken::new();
+    let end = call(
+        &agent,
+        arguments,
+        &detached,
+        run_cancel,
+        channel,
+        approver,
+        store.as_ref(),
+    )
+    .await;
+    match end {
+        AgentCallEnd::Result(r) => Some(r),
+        AgentCallEnd::Cancelled => None,
+    }
+}
+
 /// Runs one call of the agent tool; with a session store, of the
 /// conversation the call names (the result then names it too).
 pub(crate) async fn call(

@@ -504,24 +504,12 @@ impl LoushoServer {
                 let agent = agent.clone();
                 let store = inner.store.clone();
                 let arguments = request.arguments;
-                let call = move |channel, run_cancel| async move {
-                    // The task is not the request: only `tasks/cancel` and
-                    // the server's close stop it.
-                    let detached = CancellationToken::new();
-                    let end = agent_tool::call(
-                        &agent,
-                        arguments,
-                        &detached,
-                        run_cancel,
-                        channel,
-                        approver,
-                        store.as_ref(),
+                // The task is not the request: only `tasks/cancel` and the
+                // server's close stop it.
+                let call = move |channel, run_cancel| {
+                    agent_tool::call_detached(
+                        agent, arguments, run_cancel, channel, approver, store,
                     )
-                    .await;
-                    match end {
-                        AgentCallEnd::Result(r) => Some(r),
-                        AgentCallEnd::Cancelled => None,
-                    }
                 };
                 let status = "the agent is working";
                 let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
@@ -531,24 +519,12 @@ impl LoushoServer {
                 let agent = agent.clone();
                 let store = inner.store.clone();
                 let arguments = request.arguments.clone();
-                let call = move |channel, run_cancel| async move {
-                    // Detached from the round's request: cancelled through
-                    // `run_cancel` only.
-                    let detached = CancellationToken::new();
-                    let end = agent_tool::call(
-                        &agent,
-                        arguments,
-                        &detached,
-                        run_cancel,
-                        channel,
-                        approver,
-                        store.as_ref(),
+                // Detached from the round's request: cancelled through
+                // `run_cancel` only.
+                let call = move |channel, run_cancel| {
+                    agent_tool::call_detached(
+                        agent, arguments, run_cancel, channel, approver, store,
                     )
-                    .await;
-                    match end {
-                        AgentCallEnd::Result(r) => Some(r),
-                        AgentCallEnd::Cancelled => None,
-                    }
                 };
                 // Boxed, as below: an agent run's future is large, and
                 // inlined it would be moved with every direct call's too.

@@ -12,6 +12,7 @@ Exit codes:
   3    an MCP server could not connect
   4    the run paused for approval with no terminal to ask; it was saved, and
        stderr says how to go on: lousho resume <id> --approve <tool> | --deny <tool>
+  5    the run stopped at a limit of the spec's budget: (its partial answer printed)
   130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM)
 
 Logs go to stderr: -v / -vv, else LOUSHO_LOG, else RUST_LOG (e.g. LOUSHO_LOG=debug);
@@ -397,6 +398,28 @@ pub struct RunArgs {
     /// Show the model's thinking as it streams (on stderr; with --json, as `thinking` events). Ask for thinking with the spec's modelOptions.thinkingBudget or reasoningEffort.
     #[arg(long)]
     pub thinking: bool,
+    /// Record the run (the model's streamed answers, every MCP exchange) into this cassette file, secrets redacted; written (over an existing one) only when the run finishes cleanly. Needs MESSAGE or --prompt. A summary goes to stderr.
+    #[arg(
+        long,
+        value_name = "FILE",
+        group = "cassette",
+        conflicts_with = "session"
+    )]
+    pub record: Option<PathBuf>,
+    /// Replay the run recorded in this cassette file: no model request is made and no MCP server is started or dialled; a request that differs from the recorded one fails naming the difference (exit code 6). Without MESSAGE and --prompt, the recorded message is sent.
+    #[arg(
+        long,
+        value_name = "FILE",
+        group = "cassette",
+        conflicts_with = "session"
+    )]
+    pub replay: Option<PathBuf>,
+    /// With --replay, lenient matching: model requests are answered in recorded order without being compared, and an MCP request whose arguments changed takes the next recorded one of its method.
+    #[arg(long, requires = "replay")]
+    pub replay_order: bool,
+    /// With --record or --replay: a glob of secrets to keep out of the cassette (`sk-*`), matched against each word; repeatable. Give the same patterns to --replay.
+    #[arg(long, value_name = "PATTERN", requires = "cassette")]
+    pub redact: Vec<String>,
 }
 
 /// `lousho run --output`.
@@ -411,8 +434,14 @@ pub enum Output {
 /// `lousho resume`.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The paused run's id (printed when it paused).
-    pub id: String,
+    /// The run's id: a paused run's (printed when it paused) or an
+    /// interrupted run's (`lousho sessions show NAME` lists them).
+    #[arg(required_unless_present = "session", conflicts_with = "session")]
+    pub id: Option<String>,
+    /// Resume the interrupted run of this session (a run that stopped
+    /// without finishing: its process was killed, or it failed).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
     /// Approve the pending calls of this tool (repeatable).
     #[arg(long, value_name = "TOOL")]
     pub approve: Vec<String>,

@@ -3,11 +3,12 @@
 //! (Enter keeps the default; an answer is checked against the field's
 //! schema — type, enum, `format` such as date / email / uri, `minimum` /
 //! `maximum`, `pattern`, lengths — and asked
-//! again when it does not fit), then send / decline / cancel. Without a terminal on stdin no handler is
+//! again when it does not fit), then send / decline / cancel; a page to
+//! open (URL mode) is shown and opened on a yes (see [`crate::elicit_url`]). Without a terminal on stdin no handler is
 //! set, so servers are told this client cannot answer.
 
 use lousho::mcp::ConnectOptions;
-use lousho::mcp::{ElicitationRequest, ElicitationResponse};
+use lousho::mcp::{ElicitationHandler, ElicitationKind, ElicitationRequest, ElicitationResponse};
 use serde_json::{Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -19,20 +20,34 @@ pub fn install(options: ConnectOptions) -> ConnectOptions {
     if !std::io::stdin().is_terminal() {
         return options;
     }
-    options.elicitation(|request: ElicitationRequest| async move {
+    options.elicitation(Terminal)
+}
+
+/// The terminal's answers: forms field by field, URLs after a yes.
+struct Terminal;
+
+#[async_trait::async_trait]
+impl ElicitationHandler for Terminal {
+    async fn elicit(&self, request: ElicitationRequest) -> ElicitationResponse {
         let _turn = crate::approve::TERMINAL.lock().await;
         let _hold = crate::progress::hold_for_prompt();
         let answer = tokio::task::spawn_blocking(move || {
-            ask(
-                &request,
-                &mut std::io::stdin().lock(),
-                &mut std::io::stderr(),
-            )
+            let (input, out) = (&mut std::io::stdin().lock(), &mut std::io::stderr());
+            match &request.kind {
+                ElicitationKind::Url { url, .. } => {
+                    crate::elicit_url::ask(&request.server, &request.message, url, input, out)
+                }
+                _ => ask(&request, input, out),
+            }
         })
         .await;
         // A failed prompt task cancels (the server sees no decision).
         answer.unwrap_or(ElicitationResponse::Cancel)
-    })
+    }
+
+    fn handles_urls(&self) -> bool {
+        true
+    }
 }
 
 /// One field of the form.

@@ -3,6 +3,7 @@
 //! than the library's Rust names).
 
 use lousho::AgentError;
+use lousho::cassette::CassetteError;
 use lousho::mcp::McpError;
 use lousho::model::ModelError;
 use lousho::spec::SpecError;
@@ -20,6 +21,13 @@ pub const MCP_CONNECT: u8 = 3;
 /// The run paused for approval with nobody to ask (stdin not a terminal);
 /// it was saved for `lousho resume`.
 pub const PAUSED: u8 = 4;
+/// The run stopped at a limit of its `budget:` (the partial answer was
+/// printed).
+pub const BUDGET: u8 = 5;
+
+/// `run --replay`: the run differed from its recording (a request, or the
+/// reply; the difference was printed).
+pub const REPLAY_DIFFERS: u8 = 6;
 
 /// A bad command line that clap cannot see (a malformed JSON argument):
 /// exit code 2.
@@ -82,6 +90,9 @@ fn code_for(error: &anyhow::Error) -> u8 {
         return BAD_SPEC;
     }
     for cause in error.chain() {
+        if let Some(e) = cause.downcast_ref::<CassetteError>() {
+            return cassette_code(e);
+        }
         let bad_setup = cause.is::<SpecError>()
             || cause.is::<Usage>()
             || cause.is::<lousho::agent::BuildError>()
@@ -94,6 +105,19 @@ fn code_for(error: &anyhow::Error) -> u8 {
         }
     }
     FAILED
+}
+
+/// A cassette's failure: the run differed from the recording, the file was
+/// unusable (a setup error), or the recording was not written (the run failed).
+fn cassette_code(error: &CassetteError) -> u8 {
+    match error {
+        CassetteError::Mismatch { .. }
+        | CassetteError::Exhausted { .. }
+        | CassetteError::Unused { .. }
+        | CassetteError::Outcome { .. } => REPLAY_DIFFERS,
+        CassetteError::NotClean { .. } => FAILED,
+        _ => BAD_SPEC,
+    }
 }
 
 /// The provider and variable of a missing API key, wherever it sits.

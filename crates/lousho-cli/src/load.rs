@@ -6,6 +6,7 @@ use crate::approve;
 use crate::progress::Spinner;
 use crate::servers::Servers;
 use lousho::Agent;
+use lousho::cassette::Cassette;
 use lousho::mcp::DiskManifestStore;
 use lousho::mcp::{McpClient, McpError, ServerStatus};
 use lousho::model::ModelError;
@@ -125,12 +126,13 @@ pub fn build(
     tokens: Option<&Path>,
     catalog: bool,
 ) -> anyhow::Result<(Agent, Option<Servers>)> {
-    let team = build_team(spec, model.clone(), approvals, tokens, catalog)?;
-    build_one(spec, model, approvals, tokens, catalog, &team)
+    let team = build_team(spec, model.clone(), approvals, tokens, catalog, None)?;
+    build_one(spec, model, approvals, tokens, catalog, &team, None)
 }
 
 /// Builds the agent to run: the spec's top agent, or with `agent` the one of
-/// its `agents:` by that name; with the team, to close at the end.
+/// its `agents:` by that name; with the team, to close at the end. With a
+/// `cassette`, every agent's model and MCP servers go through it.
 pub fn build_chosen(
     spec: &AgentSpec,
     agent: Option<&str>,
@@ -138,10 +140,11 @@ pub fn build_chosen(
     approvals: Approvals,
     tokens: Option<&Path>,
     catalog: bool,
+    cassette: Option<&Cassette>,
 ) -> anyhow::Result<(Agent, Option<Servers>, Team)> {
-    let team = build_team(spec, model.clone(), approvals, tokens, catalog)?;
+    let team = build_team(spec, model.clone(), approvals, tokens, catalog, cassette)?;
     let (agent, mcp) = match agent {
-        None => build_one(spec, model, approvals, tokens, catalog, &team)?,
+        None => build_one(spec, model, approvals, tokens, catalog, &team, cassette)?,
         Some(name) => match team.agents.get(name) {
             Some(chosen) => chosen.clone(),
             None => {
@@ -175,13 +178,15 @@ impl Team {
     }
 }
 
-/// Builds the agents of `spec`'s `agents:` (each after those it calls).
+/// Builds the agents of `spec`'s `agents:` (each after those it calls),
+/// through `cassette` when there is one.
 pub fn build_team(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
     approvals: Approvals,
     tokens: Option<&Path>,
     catalog: bool,
+    cassette: Option<&Cassette>,
 ) -> anyhow::Result<Team> {
     let mut agents = BTreeMap::new();
     for name in spec.agent_order() {
@@ -189,8 +194,16 @@ pub fn build_team(
             continue;
         };
         let team = Team { agents };
-        let built = build_one(sub, model.clone(), approvals, tokens, catalog, &team)
-            .map_err(|e| e.context(format!("agents.{name}")))?;
+        let built = build_one(
+            sub,
+            model.clone(),
+            approvals,
+            tokens,
+            catalog,
+            &team,
+            cassette,
+        )
+        .map_err(|e| e.context(format!("agents.{name}")))?;
         agents = team.agents;
         agents.insert(name.to_owned(), built);
     }
@@ -198,7 +211,9 @@ pub fn build_team(
 }
 
 /// Builds one agent of a spec file (the top one or one of its `agents`),
-/// giving it the agents of `team` it lists among its tools.
+/// giving it the agents of `team` it lists among its tools. With a
+/// `cassette` (`lousho run --record/--replay`), its model and its MCP
+/// servers are recorded into it or replayed from it.
 pub fn build_one(
     spec: &AgentSpec,
     model: ModelChoice<'_>,
@@ -206,6 +221,7 @@ pub fn build_one(
     tokens: Option<&Path>,
     catalog: bool,
     team: &Team,
+    cassette: Option<&Cassette>,
 ) -> anyhow::Result<(Agent, Option<Servers>)> {
     let mut builder = spec.agent_builder_without_mcp()?;
     let built: BTreeMap<String, Agent> = team
@@ -229,8 +245,9 @@ pub fn build_one(
             }
             builder
         }
-        ModelChoice::Named(m) => builder.model(m),
-        ModelChoice::Model(m) => builder.model(m),
+        // One model from the command line replaces the spec's whole list.
+        ModelChoice::Named(m) => builder.models([m]),
+        ModelChoice::Model(m) => builder.models([m]),
     };
     let mut options = spec.mcp_options.clone();
     if approvals != Approvals::Nobody {
@@ -240,6 +257,10 @@ pub fn build_one(
     }
     if let Some(store) = crate::tokens::for_servers(&spec.mcp_servers, tokens)? {
         options = options.tokens(store);
+    }
+    if let Some(cassette) = cassette {
+        builder = builder.cassette(cassette.clone());
+        options = options.cassette(cassette.clone());
     }
     if catalog && !spec.mcp_servers.is_empty() {
         match DiskManifestStore::from_env() {

@@ -4,9 +4,9 @@
 //! the tool failed (a tool call that returned an error result, or was
 //! denied, included); 2 a bad command line, spec file or setup (a missing
 //! API key); 3 an MCP server could not connect; 4 the run paused for
-//! approval with no terminal to ask (saved for `lousho resume`); 130
-//! interrupted (SIGINT);
-//! 143 terminated (SIGTERM).
+//! approval with no terminal to ask (saved for `lousho resume`); 5 the run
+//! stopped at a limit of its `budget:`; 6 a `--replay` run differed from
+//! its recording; 130 interrupted (SIGINT); 143 terminated (SIGTERM).
 
 #![allow(
     unreachable_pub,
@@ -16,11 +16,13 @@
 mod approve;
 mod browser;
 mod call;
+mod cassette;
 mod cli;
 mod completions;
 mod compose;
 mod doctor;
 mod elicit;
+mod elicit_url;
 mod exit;
 mod import;
 mod init;

@@ -117,6 +117,13 @@ pub fn eprint_line(line: &str) {
     }
 }
 
+/// Says on stderr that the run waits for another run of its session.
+pub fn session_busy(session: &str, holder: &str) {
+    eprint_line(&format!(
+        "session `{session}` is in use by another run ({holder}); waiting for it to finish, then continuing from its result"
+    ));
+}
+
 /// While held, no spinner is shown (the one on screen is cleared).
 pub struct PromptHold(());
 

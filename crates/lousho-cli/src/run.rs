@@ -1,5 +1,6 @@
 //! `lousho run`: one message, or a multi-turn prompt.
 
+use crate::cassette::RunCassette;
 use crate::cli::RunArgs;
 use crate::exit;
 use crate::load::{self, Approvals, ModelChoice};
@@ -29,22 +30,34 @@ pub async fn run(
         .model
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
+    let tape = RunCassette::from_args(&args)?;
     let (agent, mcp, team) = load::build_chosen(
         &spec,
         args.agent.as_deref(),
         model,
         Approvals::TerminalOrPause,
         tokens,
-        catalog,
+        // Through a cassette every server connects (and is recorded or
+        // replayed) as the run goes, never from a cached manifest.
+        catalog && tape.is_none(),
+        tape.as_ref().map(RunCassette::cassette),
     )?;
     let prompt = args
         .prompt
         .as_deref()
         .map(crate::compose::parse_prompt)
         .transpose()?;
-    let one_message = args.message.is_some() || prompt.is_some();
+    let given = args.message.is_some() || prompt.is_some();
+    // A replay without a message sends the recorded one.
+    let replaying = tape.as_ref().is_some_and(RunCassette::is_replaying);
+    let one_message = given || replaying;
     let json = args.json || args.output == crate::cli::Output::Json;
     let thinking = args.thinking;
+    if tape.is_some() && !one_message {
+        anyhow::bail!(crate::exit::Usage(
+            "--record needs a MESSAGE or --prompt (an interactive run is not recorded): lousho run SPEC \"…\" --record FILE".into()
+        ));
+    }
     if json && !one_message {
         anyhow::bail!(crate::exit::Usage(
             "--output json needs a MESSAGE or --prompt (the interactive prompt is for people): lousho run SPEC \"…\" --json".into()
@@ -59,7 +72,12 @@ pub async fn run(
     let session = match &args.session {
         Some(name) => {
             let store = crate::store::open(store_flag).await?;
-            Some(agent.open_session(store, name.as_str()).await?)
+            let session = agent.open_session(store, name.as_str()).await?;
+            Some(
+                session
+                    .with_lease(crate::store::lease()?)
+                    .with_run_context(origin.context()),
+            )
         }
         None => None,
     };
@@ -78,6 +96,13 @@ pub async fn run(
             if let Some(message) = &args.message {
                 messages.push(crate::compose::message(mcp.as_ref(), message).await?);
             }
+            if let Some(tape) = &tape {
+                if given {
+                    tape.set_input(&messages);
+                } else {
+                    messages = tape.recorded_input()?;
+                }
+            }
             let request = match &session {
                 Some(session) => session.send_messages(messages),
                 None => agent.send_messages(messages),
@@ -85,9 +110,13 @@ pub async fn run(
             {
                 let reply = if json {
                     crate::run_json::print_stream(request.stream(), agent.model_name(), thinking)
-                        .await?
+                        .await
                 } else {
-                    print_stream(request.stream(), agent.model_name(), thinking).await?
+                    print_stream(request.stream(), agent.model_name(), thinking).await
+                };
+                let reply = match &tape {
+                    Some(tape) => tape.finish(reply)?,
+                    None => reply?,
                 };
                 finish(reply, session.as_ref(), &origin).await
             }
@@ -127,13 +156,36 @@ pub struct Origin<'a> {
     pub store_flag: Option<&'a str>,
 }
 
+impl Origin<'_> {
+    /// What a saved run keeps to build its agent again (a paused run's
+    /// context, an interrupted run's journal notes).
+    pub fn context(&self) -> serde_json::Value {
+        json!({
+            "spec": self.spec.to_string_lossy(),
+            "model": self.model,
+            "agent": self.agent,
+        })
+    }
+}
+
 /// The exit code for a finished reply; a paused one is saved first, with
 /// how to go on printed on stderr.
+#[allow(clippy::print_stderr)]
 pub async fn finish(
     reply: Reply,
     session: Option<&Session>,
     origin: &Origin<'_>,
 ) -> anyhow::Result<ExitCode> {
+    if let RunStatus::BudgetExceeded { limit, scope } = reply.status {
+        eprintln!(
+            "stopped: the run reached its budget's {} limit ({scope:?} budget; {} turns, {} tokens in, {} out)",
+            limit.as_str(),
+            reply.turns,
+            reply.usage.input_tokens,
+            reply.usage.output_tokens,
+        );
+        return Ok(ExitCode::from(exit::BUDGET));
+    }
     if reply.status != RunStatus::Interrupted {
         return Ok(ExitCode::from(exit::OK));
     }
@@ -157,11 +209,7 @@ async fn save_paused(
     };
     let mut tools: Vec<&str> = reply.pending.iter().map(|r| r.tool_name.as_str()).collect();
     tools.dedup();
-    let mut paused = PausedRun::new(state).context(json!({
-        "spec": origin.spec.to_string_lossy(),
-        "model": origin.model,
-        "agent": origin.agent,
-    }));
+    let mut paused = PausedRun::new(state).context(origin.context());
     if let Some(id) = session.and_then(|s| s.id()) {
         paused = paused.session(id);
     }
@@ -251,6 +299,15 @@ pub async fn print_stream(
                 progress::eprint_line(&format!("← {} {status}: {short}{more}", call.name));
             }
             AgentEvent::TurnFinished { .. } => activity.waiting(),
+            AgentEvent::Throttled { model, wait } => activity.throttled(&model, wait),
+            AgentEvent::ModelFailover { from, to, reason } => {
+                progress::eprint_line(&format!("! {from} failed ({reason}); asking {to}"));
+                activity.failed_over(&to);
+            }
+            AgentEvent::SessionBusy { session, holder } => {
+                progress::session_busy(&session, &holder);
+                activity.session_busy(&session);
+            }
             AgentEvent::Done(reply) => {
                 activity.stop();
                 if !printed && !reply.text.is_empty() {

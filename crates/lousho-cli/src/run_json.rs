@@ -12,7 +12,10 @@
 //! - `done`: `{"type":"done","status","text","turns","input_tokens","output_tokens","pending"}`
 //!   the final answer, always the last line of a run that ended
 //!   (`status`: `completed`, or `interrupted` when it paused for approval,
-//!   `pending` then lists the calls waiting: `[{"id","name","arguments"}]`);
+//!   `pending` then lists the calls waiting: `[{"id","name","arguments"}]`,
+//!   or `budget_exceeded` when it reached a limit of its `budget:`, `budget`
+//!   then says which: `{"limit","scope"}`, else `null`; `output`: the
+//!   answer as JSON when the spec has `output:`, else `null`);
 //! - `error`: `{"type":"error","message"}` the run failed (exit code 1, or
 //!   as docs/cli.md lists), the last line.
 
@@ -39,6 +42,12 @@ pub async fn print_stream(
             Ok(AgentEvent::ToolCallStarted(call)) => activity.call_started(&call.id, &call.name),
             Ok(AgentEvent::ToolCallFinished { call, .. }) => activity.call_finished(&call.id),
             Ok(AgentEvent::TurnFinished { .. }) => activity.waiting(),
+            Ok(AgentEvent::ModelFailover { to, .. }) => activity.failed_over(to),
+            Ok(AgentEvent::Throttled { model, wait }) => activity.throttled(model, *wait),
+            Ok(AgentEvent::SessionBusy { session, holder }) => {
+                crate::progress::session_busy(session, holder);
+                activity.session_busy(session);
+            }
             _ => {}
         }
         let event = match event {
@@ -70,6 +79,10 @@ pub async fn print_stream(
                 &json!({"type": "tool_result", "id": call.id, "name": call.name,
                         "is_error": output.is_error, "text": output.to_model_text()}),
             )?,
+            AgentEvent::ModelFailover { from, to, reason } => line(
+                &mut out,
+                &json!({"type": "failover", "from": from, "to": to, "reason": reason}),
+            )?,
             AgentEvent::TurnFinished { turn, usage } => line(
                 &mut out,
                 &json!({"type": "usage", "turn": turn, "input_tokens": usage.input_tokens,
@@ -78,8 +91,8 @@ pub async fn print_stream(
             AgentEvent::Done(reply) => {
                 line(
                     &mut out,
-                    &json!({"type": "done", "status": serde_json::to_value(&reply.status)?, "text": reply.text,
-                            "turns": reply.turns, "input_tokens": reply.usage.input_tokens,
+                    &json!({"type": "done", "status": reply.status.as_str(), "budget": budget(&reply.status), "output": reply.output, "text": reply.text,
+                            "turns": reply.turns, "model": reply.model, "input_tokens": reply.usage.input_tokens,
                             "output_tokens": reply.usage.output_tokens,
                             "pending": reply.pending.iter().map(|r| json!({
                                 "id": r.call_id, "name": r.tool_name, "arguments": r.input,
@@ -91,6 +104,16 @@ pub async fn print_stream(
         }
     }
     anyhow::bail!("the run ended without a reply")
+}
+
+/// The limit a run stopped at (`null` unless `budget_exceeded`).
+fn budget(status: &lousho::agent::RunStatus) -> serde_json::Value {
+    match status {
+        lousho::agent::RunStatus::BudgetExceeded { limit, scope } => {
+            json!({"limit": limit.as_str(), "scope": scope})
+        }
+        _ => serde_json::Value::Null,
+    }
 }
 
 fn line(out: &mut impl Write, value: &Value) -> std::io::Result<()> {

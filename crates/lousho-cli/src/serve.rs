@@ -4,8 +4,12 @@ use crate::cli::McpArgs;
 use crate::load::{self, Approvals, ModelChoice, Team};
 use crate::servers::Servers;
 use crate::signals::Signal;
-use lousho::mcp::{Auth, HttpOptions, McpServerHandle, ServeApprovals, ServeError};
-use lousho::spec::{AgentSpec, ServeSpec, ServedResources, SpecError, SpecErrorKind};
+use lousho::mcp::{
+    Auth, CallerLimits, HttpOptions, McpServerHandle, OAuthResource, ServeApprovals, ServeError,
+};
+use lousho::spec::{
+    AgentSpec, ServeCallerLimits, ServeOAuth, ServeSpec, ServedResources, SpecError, SpecErrorKind,
+};
 use lousho::{Agent, ToolSet};
 use lousho::{ServeOptions, serve_mcp};
 use std::process::ExitCode;
@@ -67,12 +71,23 @@ pub async fn run(
         .as_deref()
         .map_or(ModelChoice::Spec, ModelChoice::Named);
     // Nobody can approve over MCP: a run that needs approval returns isError.
-    let team = load::build_team(&spec, model.clone(), Approvals::Nobody, tokens, catalog)?;
+    let team = load::build_team(
+        &spec,
+        model.clone(),
+        Approvals::Nobody,
+        tokens,
+        catalog,
+        None,
+    )?;
     let name = server_name(&spec);
     let (agent, mcp, options) = served_agents(&spec, &args, model, tokens, catalog, &team, &name)?;
     let mut options = spec.serve_offers(with_serve_settings(options, &spec.serve))?;
     let transcripts = spec.serve.resources.contains(&ServedResources::Sessions);
-    if spec.serve.sessions || transcripts {
+    let limits = spec.serve.caller_limits.map(caller_limits);
+    // serve.limits counts in a store named on the command line (shared by
+    // replicas), else in the sessions' store, else in memory.
+    let limits_in_store = limits.is_some() && store_flag.is_some();
+    if spec.serve.sessions || transcripts || limits_in_store {
         // serve.sessions: the conversations live in the session store
         // (--store / LOUSHO_STORE), which replicas may share (PostgreSQL);
         // serve.resources `sessions` serves their transcripts.
@@ -81,11 +96,18 @@ pub async fn run(
             signal = signals.any() => return stopped(signal, &agent, &team).await,
         };
         if spec.serve.sessions {
-            options = options.sessions(store.clone());
+            options = options
+                .sessions(store.clone())
+                .session_lease(crate::store::lease()?);
         }
         if transcripts {
-            options = options.session_transcripts(store);
+            options = options.session_transcripts(store.clone());
         }
+        if let Some(limits) = limits.clone() {
+            options = options.caller_limits(limits.store(store));
+        }
+    } else if let Some(limits) = limits {
+        options = options.caller_limits(limits);
     }
     if let Some(folder) = &spec.serve.skills {
         options = options.skills(folder);
@@ -106,6 +128,8 @@ pub async fn run(
         options = options.http(http_options(&args, &spec.serve));
         if let Some(token) = bearer_token(&args, &spec)? {
             options = options.auth(Auth::bearer(token));
+        } else if let Some(oauth) = &spec.serve.oauth {
+            options = options.auth(Auth::oauth(oauth_resource(oauth)));
         }
     }
     let handle = serve_mcp(options).await?;
@@ -141,7 +165,8 @@ fn served_agents(
     let serves_top = spec.agents.is_empty() || spec.model.is_some() || args.model.is_some();
     let mut more = team.agents.iter();
     let (agent, mcp, mut options) = if serves_top {
-        let (agent, mcp) = load::build_one(spec, model, Approvals::Nobody, tokens, catalog, team)?;
+        let (agent, mcp) =
+            load::build_one(spec, model, Approvals::Nobody, tokens, catalog, team, None)?;
         let mut options = ServeOptions::new(agent.clone()).name(name.to_owned());
         if let Some(description) = &spec.description {
             options = options.description(description.clone());
@@ -205,6 +230,39 @@ fn direct_tools(spec: &AgentSpec, agent: &Agent) -> anyhow::Result<ToolSet> {
         direct.insert(tool.clone())?;
     }
     Ok(direct)
+}
+
+/// The spec's `serve.limits.perCaller`.
+fn caller_limits(spec: ServeCallerLimits) -> CallerLimits {
+    let mut limits = CallerLimits::new();
+    if let Some(n) = spec.concurrent_runs {
+        limits = limits.concurrent_runs(n);
+    }
+    if let Some(n) = spec.runs_per_minute {
+        limits = limits.runs_per_minute(n);
+    }
+    if let Some(n) = spec.tokens_per_day {
+        limits = limits.tokens_per_day(n);
+    }
+    limits
+}
+
+/// The spec's `serve.auth: { type: oauth, … }` as resource-server settings.
+fn oauth_resource(oauth: &ServeOAuth) -> OAuthResource {
+    let mut resource = OAuthResource::new(oauth.issuer.clone(), oauth.audience.clone());
+    for scope in &oauth.scopes {
+        resource = resource.scope(scope.clone());
+    }
+    for (pattern, scope) in &oauth.tool_scopes {
+        resource = resource.tool_scope(pattern.clone(), scope.clone());
+    }
+    if let Some(uri) = &oauth.jwks_uri {
+        resource = resource.jwks_uri(uri.clone());
+    }
+    if let Some(skew) = oauth.clock_skew {
+        resource = resource.clock_skew(skew);
+    }
+    resource
 }
 
 /// The bearer token HTTP clients must send: from `--token-env`, else the

@@ -3,6 +3,7 @@
 use crate::cli::SessionsCommand;
 use crate::exit::{self, Usage};
 use lousho::model::{Message, Part, Role};
+use lousho::session::JournalStatus;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
@@ -54,6 +55,22 @@ pub async fn run(command: SessionsCommand, store_flag: Option<&str>) -> anyhow::
                 for message in &session.messages {
                     print_message(&mut out, message)?;
                 }
+                for run in store.journal_list(Some(&name)).await? {
+                    let status = run.status.as_str();
+                    let steps = run.steps;
+                    let how = match run.status {
+                        JournalStatus::Interrupted => {
+                            format!(": go on with lousho resume {}", run.id)
+                        }
+                        _ => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "{status} run {} ({steps} steps, {}){how}",
+                        run.id,
+                        ago(run.updated_at)
+                    )?;
+                }
             }
         }
         SessionsCommand::Rm { name } => {
@@ -92,6 +109,21 @@ fn print_message(out: &mut impl Write, message: &Message) -> std::io::Result<()>
                 };
                 let text = result.output.to_model_text();
                 writeln!(out, "{who}: ← {} {status}: {text}", result.name)?;
+            }
+            // Context compaction's summary: the replaced messages, counted
+            // from 1 as shown above it, are still in the session.
+            Part::Summary(summary) => {
+                let first = summary.from + 1;
+                let replaced = if summary.to > first {
+                    format!("messages {first}–{}", summary.to)
+                } else {
+                    format!("message {first}")
+                };
+                writeln!(
+                    out,
+                    "summary of {replaced} (by {}): {}",
+                    summary.model, summary.text
+                )?
             }
             _ => writeln!(out, "{who}: [another kind of part]")?,
         }

@@ -2,7 +2,7 @@
 //! `postgres://` URL), else `sessions.db` in the user's data folder.
 
 use anyhow::Context;
-use lousho::session::SessionStore;
+use lousho::session::{LeaseSettings, SessionStore};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -15,6 +15,27 @@ pub async fn open(flag: Option<&str>) -> anyhow::Result<Arc<dyn SessionStore>> {
         }
         Some(path) => sqlite(PathBuf::from(path)).await,
         None => sqlite(default_path()?).await,
+    }
+}
+
+/// The environment variable for the lease time of a session's run, in seconds.
+pub const LEASE_ENV: &str = "LOUSHO_SESSION_LEASE";
+
+/// How runs of a stored session take its lease: `LOUSHO_SESSION_LEASE`
+/// seconds (a whole number from 1; default 30) is how long a crashed run
+/// keeps the session from the next run.
+pub fn lease() -> anyhow::Result<LeaseSettings> {
+    let Ok(value) = std::env::var(LEASE_ENV) else {
+        return Ok(LeaseSettings::default());
+    };
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs >= 1 => {
+            Ok(LeaseSettings::default().ttl(std::time::Duration::from_secs(secs)))
+        }
+        _ => Err(crate::exit::Usage(format!(
+            "{LEASE_ENV}={value:?} is not a lease time: give whole seconds from 1 (default 30)"
+        ))
+        .into()),
     }
 }
 

@@ -5,6 +5,8 @@
 //! Behaviour switches (environment variables of the stdio binary):
 //! `FIXTURE_SPAWN_LOG` (append `<mode> <pid>` on start; the launcher and
 //! sleeper modes log too), `FIXTURE_SLOW_START_MS`,
+//! `FIXTURE_START_WHEN_SPAWNED` (N: answer nothing until the spawn log holds
+//! N lines — servers that can only start if they were all spawned together),
 //! `FIXTURE_BANNER` (print a non-JSON line to stdout first),
 //! `FIXTURE_STDERR` (write it to stderr on start), `FIXTURE_EXIT_UNLESS`
 //! (exit 1 unless that file exists), `FIXTURE_CANCEL_FILE` (the slow tool
@@ -394,6 +396,15 @@ pub async fn run_stdio() {
             .open(path)
             .unwrap();
         writeln!(f, "serve {}", std::process::id()).unwrap();
+    }
+    if let (Ok(n), Ok(path)) = (
+        std::env::var("FIXTURE_START_WHEN_SPAWNED"),
+        std::env::var("FIXTURE_SPAWN_LOG"),
+    ) {
+        let n: usize = n.parse().unwrap_or(0);
+        while std::fs::read_to_string(&path).map_or(0, |s| s.lines().count()) < n {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
     if let Ok(msg) = std::env::var("FIXTURE_STDERR") {
         eprintln!("{msg}");

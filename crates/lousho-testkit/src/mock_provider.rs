@@ -15,7 +15,9 @@
 
 mod anthropic;
 mod openai;
+mod pairs;
 mod reply;
+mod structured;
 
 pub use reply::MockReply;
 
@@ -266,6 +268,15 @@ async fn handle(
             return json_response(status, body);
         }
     }
+    let bad_output = match wire {
+        Wire::OpenAi => structured::check_openai(&body).or_else(|| pairs::check_openai(&body)),
+        Wire::Anthropic => {
+            structured::check_anthropic(&body).or_else(|| pairs::check_anthropic(&body))
+        }
+    };
+    if let Some(message) = bad_output {
+        return json_response(400, error_body("invalid_request_error", &message));
+    }
     if wire == Wire::Anthropic
         && let Some((status, body)) =
             anthropic::check_request(&body, &shared.signatures.lock().expect("lock"))
@@ -288,6 +299,22 @@ async fn handle(
             kind,
             message,
         } => json_response(*status, error_body(kind, message)),
+        Body::Canned(canned) => {
+            let (status, body, headers) = match wire {
+                Wire::OpenAi => openai::canned(*canned),
+                Wire::Anthropic => anthropic::canned(*canned),
+            };
+            let mut response = json_response(status, body);
+            for (name, value) in headers {
+                if let (Ok(n), Ok(v)) = (
+                    axum::http::HeaderName::from_bytes(name.as_bytes()),
+                    axum::http::HeaderValue::from_str(&value),
+                ) {
+                    response.headers_mut().insert(n, v);
+                }
+            }
+            response
+        }
         Body::Raw {
             status,
             content_type,

@@ -506,3 +506,63 @@ pub fn add_tool(catalog: Arc<std::sync::OnceLock<lousho::mcp::ServerCatalog>>) -
         },
     )
 }
+
+/// The answer schema of [`output_options`]' agent.
+pub fn forecast_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "celsius": {"type": "number"}
+        },
+        "required": ["city", "celsius"],
+        "additionalProperties": false
+    })
+}
+
+/// An agent with an output schema (`lousho-test-server --output`):
+/// `forecast`, whose model always answers `{"city": "Paris", "celsius":
+/// 21.5}`, served with that schema as its tool's `outputSchema`.
+pub fn output_options() -> ServeOptions {
+    let model = lousho::model::testing::ScriptedModel::repeating([
+        lousho::model::testing::ScriptedTurn::text(r#"{"city": "Paris", "celsius": 21.5}"#),
+    ]);
+    let agent = Agent::builder()
+        .name("forecast")
+        .description("Forecasts the weather")
+        .model(model)
+        .output_schema(lousho::model::OutputSchema::new(
+            "forecast",
+            forecast_schema(),
+        ))
+        .build()
+        .expect("the forecast agent builds");
+    ServeOptions::new(agent).name("forecast")
+}
+
+/// Agents with budgets (`lousho-test-server --budget`), both on the `test`
+/// model: `worker` (the `echo` tool, which the model calls on its first
+/// turn; a budget of one turn per call, so every call stops at it) and
+/// `frugal` (no tools: one turn per call; a session budget of one turn, so
+/// a connection's or MCP session's second call stops at it).
+pub fn budget_options() -> ServeOptions {
+    use lousho::agent::Budget;
+    let worker = Agent::builder()
+        .name("worker")
+        .description("Works with tools")
+        .model("test")
+        .tool(echo())
+        .budget(Budget::new().turns(1))
+        .build()
+        .expect("the worker builds");
+    let frugal = Agent::builder()
+        .name("frugal")
+        .description("Answers once per session")
+        .model("test")
+        .session_budget(Budget::new().turns(1))
+        .build()
+        .expect("the frugal agent builds");
+    ServeOptions::new(worker)
+        .name("worker")
+        .agent("frugal", frugal)
+}

@@ -2,17 +2,26 @@
 
 mod approval;
 mod as_tool;
+mod budget;
 mod builder;
+mod cassette_run;
+mod compaction;
 mod context;
 mod deferral;
 mod error;
 mod event;
 mod execute;
+pub mod hooks;
+mod journal;
+mod lease;
 mod offer;
+mod output;
 mod reply;
 mod request;
 mod run;
 mod run_setup;
+#[cfg(feature = "mcp-client")]
+mod sampling;
 mod session;
 mod stream;
 mod text_progress;
@@ -25,12 +34,20 @@ pub(crate) use as_tool::agent_description;
 #[cfg(feature = "mcp-server")]
 pub(crate) use as_tool::message_schema;
 pub use as_tool::{AgentTool, DEFAULT_MAX_AGENT_DEPTH};
+pub(crate) use budget::SessionBudget;
+pub use budget::{Budget, BudgetLimit, BudgetScope, Spent};
 pub use builder::{AgentBuilder, DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TURNS};
+pub use cassette_run::CassetteRunError;
+pub use compaction::{
+    COMPACTION_PROMPT, Compaction, DEFAULT_SUMMARY_TOKENS, DEFAULT_TOOL_RESULT_TOKENS,
+};
+pub use context::{SUMMARY_HEADER, TRIM_MARKER};
 pub use deferral::{SearchPath, ToolBudget};
 pub use error::{AgentError, BuildError};
 pub use event::AgentEvent;
 #[cfg(feature = "mcp-server")]
 pub(crate) use execute::call_one;
+pub use output::{DEFAULT_OUTPUT_RETRIES, OutputError, Typed, TypedRunRequest};
 pub use reply::{Reply, RunStatus};
 pub use request::RunRequest;
 use run_setup::Begin;
@@ -68,6 +85,9 @@ pub(crate) struct AgentInner {
     pub(crate) name: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) model: Arc<dyn Model>,
+    /// The models to fail over to, in order ([`AgentBuilder::models`]);
+    /// empty for one model.
+    pub(crate) fallbacks: Vec<Arc<dyn Model>>,
     pub(crate) prompt: Option<String>,
     pub(crate) tools: ToolSet,
     pub(crate) tool_definitions: Arc<[ToolDefinition]>,
@@ -75,7 +95,17 @@ pub(crate) struct AgentInner {
     pub(crate) max_turns: usize,
     pub(crate) max_parallel_tools: usize,
     pub(crate) context_budget: Option<usize>,
+    /// Summaries instead of dropped turns ([`compaction`]).
+    pub(crate) compaction: Option<compaction::Compactor>,
+    /// Every run's output schema ([`output`]).
+    pub(crate) output: Option<output::OutputCheck>,
+    /// Every run's budget ([`budget`]).
+    pub(crate) budget: Option<Budget>,
+    /// Every session's budget, over its runs ([`budget`]).
+    pub(crate) session_budget: Option<Budget>,
     pub(crate) settings: ModelSettings,
+    /// Hooks around model and tool calls, in order.
+    pub(crate) hooks: hooks::Hooks,
     pub(crate) permissions: CompiledPermissions,
     pub(crate) approval_handler: Option<ApprovalHandler>,
     /// Prices for the replies' cost estimates.
@@ -93,6 +123,21 @@ pub(crate) struct AgentInner {
 }
 
 impl AgentInner {
+    /// The model list's model number `i` (0: the first model).
+    pub(crate) fn model_at(&self, i: usize) -> &Arc<dyn Model> {
+        match i.checked_sub(1) {
+            None => &self.model,
+            Some(j) => self.fallbacks.get(j).unwrap_or(&self.model),
+        }
+    }
+
+    /// Whether the provider searches deferred tools itself: every model of
+    /// the list must (a fallback without it would get deferred tools it
+    /// cannot find).
+    pub(crate) fn native_tool_search(&self) -> bool {
+        self.model.native_tool_search() && self.fallbacks.iter().all(|m| m.native_tool_search())
+    }
+
     /// The system prompt a run sends: the agent's prompt, then the skills'
     /// section when it has skills.
     pub(crate) fn system_prompt(&self) -> Option<String> {
@@ -140,9 +185,15 @@ impl Agent {
         self.inner.description.as_deref()
     }
 
-    /// The model's name.
+    /// The model's name (with a model list, the first model's).
     pub fn model_name(&self) -> &str {
         self.inner.model.name()
+    }
+
+    /// The names of the models to fail over to, in order (empty for one
+    /// model; see [`AgentBuilder::models`]).
+    pub fn fallback_model_names(&self) -> Vec<&str> {
+        self.inner.fallbacks.iter().map(|m| m.name()).collect()
     }
 
     /// The system prompt.

@@ -41,6 +41,7 @@
 //! | --- | --- |
 //! | agents | [`Agent`], [`AgentBuilder`], [`Session`], [`Reply`], [`AgentEvent`], [`AgentError`]; `agent.send(..)` returns an [`agent::RunRequest`] (`.await` it or `.stream()` it); the rest in [`agent`] |
 //! | tools | [`Tool`], [`define_tool`], [`ToolSet`], [`ToolAnnotations`], [`ToolOutput`], [`ToolContext`], [`tool_input`](macro@tool_input), [`async_trait`](macro@async_trait); the rest in [`tool`] |
+//! | cassettes | [`cassette`]: record a run (model and MCP traffic) once, replay it offline in tests; `AgentBuilder::replay` |
 //! | models | [`Model`]; providers, messages and `resolve_model` in [`model`]; `model::testing` has the offline `TestModel` and `ScriptedModel` |
 //! | approval | [`Approval`], [`Permissions`], [`RunState`]; answers and rules in [`policy`], which also has the decision order |
 //! | MCP | `McpServer`, `connect_mcp`, `serve_mcp`, `ServeOptions`; the rest in `mcp` |
@@ -72,6 +73,7 @@
 pub mod agent;
 #[cfg(feature = "builtin")]
 pub mod builtin;
+pub mod cassette;
 mod error_chain;
 #[cfg(any(feature = "spec", feature = "mcp-client"))]
 mod interpolate;
@@ -174,6 +176,9 @@ pub mod docs_doctests {
     pub struct Security;
     #[doc = include_str!("../../../docs/sessions.md")]
     pub struct Sessions;
+    #[cfg(feature = "mcp-client")]
+    #[doc = include_str!("../../../docs/testing.md")]
+    pub struct Testing;
     #[cfg(feature = "mcp-server")]
     #[doc = include_str!("../../../docs/serving.md")]
     pub struct Serving;

@@ -112,7 +112,13 @@ mod batch_writer;
 #[cfg(feature = "mcp-client")]
 pub(crate) mod client;
 #[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod digest;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod file_uri;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
 mod line_reader;
+#[cfg(any(feature = "mcp-client", feature = "mcp-server"))]
+pub(crate) mod log_level;
 // Only the client reads responses' media types (the server leaves that to
 // rmcp's service); both ask which era a session is in.
 #[cfg(feature = "mcp-client")]
@@ -137,29 +143,33 @@ pub use crate::tool::{Icon, IconTheme};
 #[cfg(feature = "mcp-client")]
 pub use client::{
     CompletionTarget, ConfigError, ConnectOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MANIFEST_MAX_AGE,
-    DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES,
-    DiskManifestStore, ElicitationHandler, ElicitationRequest, ElicitationResponse, HttpTransport,
+    DEFAULT_MAX_SERVER_REQUESTS, DEFAULT_SAMPLING_MAX_REQUESTS, DEFAULT_SAMPLING_MAX_TOKENS,
+    DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPTURE_BYTES, DiskManifestStore, ElicitationHandler,
+    ElicitationKind, ElicitationRequest, ElicitationResponse, HttpTransport, IDEMPOTENCY_KEY_META,
     IdpSettings, LOG_TARGET, LoadOptions, MANIFEST_FORMAT, MAX_INSTRUCTIONS_BYTES, ManifestOffers,
     ManifestStore, ManifestStoreError, ManifestTool, McpClient, McpConfigFile, McpError, McpPrompt,
-    McpPromptArgument, McpResource, McpResourceTemplate, McpServers, McpTool, McpTransport,
-    MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OWN_ENV_VARS, OnError,
-    ProgressHook, PromptConversation, ResourceContents, ResourceMention, ResourceUpdates,
-    SPEC_CHAIN_VAR, ServerIdentity, ServerProgress, ServerStatus, SigningAlgorithm, StderrMode,
-    StdioTransport, ToolFilter, ToolFingerprint, ToolManifest, ToolNames, ToolNaming,
-    VariableError, expand_variables, fill_defaults, load_mcp_tools, parse_mcp_servers,
-    qualified_name, resource_content, resource_mentions, resource_parts, servers_from_value,
+    McpPromptArgument, McpResource, McpResourceTemplate, McpRoot, McpServers, McpTool,
+    McpTransport, MemoryManifestStore, NameCollision, OAuthGrant, OAuthSettings, OWN_ENV_VARS,
+    OnError, ProgressHook, PromptConversation, ResourceContents, ResourceMention, ResourceUpdates,
+    SERVER_LOG_TARGET, SPEC_CHAIN_VAR, SamplingError, SamplingHandler, SamplingRequest,
+    SamplingResponse, SamplingSettings, SamplingStop, ServerIdentity, ServerProgress, ServerStatus,
+    SigningAlgorithm, StderrMode, StdioTransport, ToolFilter, ToolFingerprint, ToolManifest,
+    ToolNames, ToolNaming, VariableError, expand_variables, fill_defaults, load_mcp_tools,
+    parse_mcp_servers, qualified_name, resource_content, resource_mentions, resource_parts,
+    servers_from_value,
 };
 #[cfg(feature = "mcp-server")]
 pub use server::{
-    Auth, BearerToken, CompletionRequest, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
-    DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
-    DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS, DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_MIN_BODY_RATE, DEFAULT_PAGE_SIZE, DefinedPrompt, DefinedResource,
-    DefinedResourceTemplate, HttpOptions, IntoPromptMessages, IntoResourceContent,
-    MAX_COMPLETION_VALUES, McpServerHandle, ParseServeApprovalsError, PromptError, PromptMessage,
-    PromptRole, ResourceContent, ResourceError, ServeApprovals, ServeError, ServeTransport,
-    ServerCatalog, UriTemplateError, default_max_connections, define_prompt,
-    define_prompt_with_context, define_resource, define_resource_template,
+    Auth, BearerToken, CallerLimits, CompletionRequest, DEFAULT_APPROVAL_TIMEOUT,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH,
+    DEFAULT_HTTP_PORT, DEFAULT_MAX_AGENT_RUNS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CALLS,
+    DEFAULT_MAX_LINE_BYTES, DEFAULT_MIN_BODY_RATE, DEFAULT_OAUTH_CLOCK_SKEW, DEFAULT_PAGE_SIZE,
+    DefinedPrompt, DefinedResource, DefinedResourceTemplate, HttpOptions, IntoPromptMessages,
+    IntoResourceContent, MAX_COMPLETION_VALUES, McpServerHandle, OAuthResource, OAuthResourceError,
+    ParseServeApprovalsError, PromptError, PromptMessage, PromptRole, ResourceContent,
+    ResourceError, ServeApprovals, ServeError, ServeTransport, ServerCatalog, UriTemplateError,
+    default_max_connections, define_prompt, define_prompt_with_context, define_resource,
+    define_resource_template,
 };
 #[cfg(all(feature = "mcp-server", feature = "builtin"))]
 pub use server::{MAX_LISTED_FILES, WorkspaceFiles};

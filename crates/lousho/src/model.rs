@@ -16,6 +16,7 @@ mod error;
 mod event;
 mod message;
 mod openai;
+mod output;
 mod price;
 mod provider;
 mod request;
@@ -30,12 +31,14 @@ pub use anthropic::{
 };
 pub use error::ModelError;
 pub use event::{FinishReason, ModelEvent, Usage};
-pub use message::{Message, Part, ProviderBlock, Role, ToolCall, ToolResult};
+pub use message::{Message, Part, ProviderBlock, Role, Summary, ToolCall, ToolResult};
 pub use openai::{OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAi, OpenAiBuilder};
+pub use output::OutputSchema;
+pub(crate) use output::answer_json;
 pub use price::{Price, PriceTable};
 #[cfg(feature = "spec")]
 pub(crate) use provider::process_env;
-pub use provider::{ApiKey, RetryNotice, RetryPolicy, SchemaProfile};
+pub use provider::{ApiKey, RateLimits, RetryNotice, RetryPolicy, SchemaProfile};
 pub use request::{
     ModelRequest, ModelSettings, PromptCache, ReasoningEffort, Thinking, ToolDefinition,
 };
@@ -61,6 +64,16 @@ pub trait Model: Send + Sync + 'static {
 
     /// Starts one model turn.
     fn stream(&self, request: &ModelRequest) -> ModelStream;
+
+    /// Starts one model turn for a model list in which another model
+    /// follows this one ([`AgentBuilder::models`](crate::AgentBuilder::models)):
+    /// an error that [fails over at once](ModelError::fails_over_at_once)
+    /// (a rate limit, an overload, a too-long conversation) is returned
+    /// without the retry policy's retries, so the next model is asked at
+    /// once. The default is [`stream`](Self::stream).
+    fn stream_with_fallback(&self, request: &ModelRequest) -> ModelStream {
+        self.stream(request)
+    }
 
     /// The model's context window in tokens, when known (tool search's
     /// `auto` mode compares the tool definitions with it; unknown counts as

@@ -39,6 +39,8 @@
 //! (in one transaction), and a database written by a newer lousho is refused.
 
 mod error;
+mod journal;
+mod lease;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -47,11 +49,15 @@ pub(crate) mod run_state;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+mod window;
 
 pub use error::StoreError;
+pub use journal::{JournalStart, JournalStatus, JournalStep, JournaledRun, RunSummary};
+pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_LEASE_WAIT, LeaseSettings, LeaseState};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{PausedRun, SessionInfo, SessionStore, StoredSession, new_run_id};
+pub use window::WindowCount;

@@ -12,6 +12,7 @@
 //! workspace: ./docs                  # the file tools' folder (default: this file's folder)
 //! maxTurns: 10
 //! contextBudget: 100000              # tokens of conversation per model request
+//! compaction: {}                     # summarise older turns instead of leaving them out
 //! toolSearch: auto                   # on | off: hold MCP tools back, offer `tool_search`
 //! alwaysLoadedTools: [docs__search]  # sent even when the others are held back
 //! mcpServers:                        # or a path: mcpServers: ./.mcp.json
@@ -107,10 +108,19 @@ pub struct AgentSpec {
     pub name: Option<String>,
     /// What the agent does.
     pub description: Option<String>,
-    /// The model string (checked to name a known provider).
+    /// The model string (checked to name a known provider); with a model
+    /// list (`model: [a, b]`), its first.
     pub model: Option<String>,
-    /// The provider's base URL for `model` (`modelOptions.baseUrl`).
+    /// The rest of a model list, in order: the models to fail over to (see
+    /// `AgentBuilder::models`). Empty for one model.
+    pub fallback_models: Vec<String>,
+    /// The provider's base URL for `model` (`modelOptions.baseUrl`; not
+    /// for the fallback models).
     pub base_url: Option<String>,
+    /// Client-side rate limits by provider (`modelOptions.limits`: `openai`,
+    /// `anthropic`, `openrouter`, `ollama`), for every model of the list
+    /// from that provider.
+    pub rate_limits: BTreeMap<String, crate::model::RateLimits>,
     /// Sampling settings sent with every request (`modelOptions.temperature`,
     /// `modelOptions.maxOutputTokens`, `modelOptions.promptCache`,
     /// `modelOptions.thinkingBudget`, `modelOptions.reasoningEffort`).
@@ -135,6 +145,18 @@ pub struct AgentSpec {
     /// The most tokens (estimated) of conversation per model request
     /// (`contextBudget`; see `AgentBuilder::context_budget`).
     pub context_budget: Option<usize>,
+    /// Summaries instead of left-out turns (`compaction`; see
+    /// `AgentBuilder::compaction`).
+    pub compaction: Option<crate::agent::Compaction>,
+    /// The final answer's schema (`output`; see
+    /// `AgentBuilder::output_schema`).
+    pub output: Option<crate::model::OutputSchema>,
+    /// Limits on what each run may spend (`budget`; see
+    /// `AgentBuilder::budget`).
+    pub budget: Option<crate::agent::Budget>,
+    /// Limits on what all runs of one session together may spend
+    /// (`sessionBudget`; see `AgentBuilder::session_budget`).
+    pub session_budget: Option<crate::agent::Budget>,
     /// Tool search (`toolSearch`, `alwaysLoadedTools`).
     pub tool_search: crate::tool::search::ToolSearch,
     /// The MCP servers.
@@ -168,6 +190,38 @@ pub enum Approvals {
     Allow,
 }
 
+/// `serve.auth: { type: oauth, … }`: the settings of an OAuth resource
+/// server (`lousho::mcp::OAuthResource`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ServeOAuth {
+    /// The authorization server's issuer URL.
+    pub issuer: String,
+    /// This server's canonical URL (the tokens' audience).
+    pub audience: String,
+    /// Scopes every token must carry.
+    pub scopes: Vec<String>,
+    /// Tool-name globs and the scope each needs on top.
+    pub tool_scopes: Vec<(String, String)>,
+    /// The issuer's JWKS URL, if not from its metadata.
+    pub jwks_uri: Option<String>,
+    /// The allowance for clock differences (`clockSkewMs`).
+    pub clock_skew: Option<std::time::Duration>,
+}
+
+/// `serve.limits.perCaller`: limits on each caller's agent runs
+/// (`lousho::mcp::CallerLimits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServeCallerLimits {
+    /// The most runs at once (`concurrentRuns`).
+    pub concurrent_runs: Option<u32>,
+    /// The most runs started in a minute (`runsPerMinute`).
+    pub runs_per_minute: Option<u32>,
+    /// The most model tokens in a day (`tokensPerDay`).
+    pub tokens_per_day: Option<u64>,
+}
+
 /// The `serve` section.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -176,6 +230,9 @@ pub struct ServeSpec {
     pub tools: Vec<String>,
     /// A bearer token HTTP clients must send (never printed by `Debug`).
     pub bearer_token: Option<String>,
+    /// OAuth access tokens HTTP clients must send (`serve.auth: { type:
+    /// oauth, … }`).
+    pub oauth: Option<ServeOAuth>,
     /// What happens when a call needs approval (`serve.approvals`: `deny`,
     /// `elicit` or `allow`; the deprecated `serve.allowApprovalTools: true` is
     /// `allow`).
@@ -223,6 +280,8 @@ pub struct ServeSpec {
     pub title: Option<String>,
     /// The server's and its agent tool's icons (`serve.icons`).
     pub icons: Vec<crate::tool::Icon>,
+    /// Limits on each caller's agent runs (`serve.limits.perCaller`).
+    pub caller_limits: Option<ServeCallerLimits>,
 }
 
 impl fmt::Debug for ServeSpec {
@@ -233,6 +292,7 @@ impl fmt::Debug for ServeSpec {
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("oauth", &self.oauth)
             .field("approvals", &self.approvals)
             .field("approval_timeout", &self.approval_timeout)
             .field("allowed_hosts", &self.allowed_hosts)
@@ -252,6 +312,7 @@ impl fmt::Debug for ServeSpec {
             .field("prompts", &self.prompts)
             .field("title", &self.title)
             .field("icons", &self.icons)
+            .field("caller_limits", &self.caller_limits)
             .finish()
     }
 }
@@ -459,7 +520,8 @@ impl SpecLoader {
         let at = locate::At { path, text };
         let dir = resolve::spec_dir(path);
         let model_options = file.model_options.take().unwrap_or_default();
-        let model_settings = resolve::model_settings(file.model.as_deref(), &model_options, &at)?;
+        let (model, fallback_models) = resolve::model_list(file.model.take(), &at)?;
+        let model_settings = resolve::model_settings(model.as_deref(), &model_options, &at)?;
         let agent_entries = file.agents.take().unwrap_or_default();
         let agent_names = scope.names(path, &agent_entries)?;
         let (agent_tools, builtin) = resolve::split_tools(&file.tools, &agent_names, &at)?;
@@ -491,32 +553,50 @@ impl SpecLoader {
             None => ServeSpec::default(),
         };
         serve.skills = serve.skills.map(|s| join_clean(&dir, &s));
+        let workspace = file
+            .workspace
+            .as_ref()
+            .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(w)));
         let mut spec = AgentSpec {
             path: path.to_path_buf(),
             name: file.name,
             description: file.description,
-            model: file.model,
+            model,
+            fallback_models,
+            rate_limits: resolve::rate_limits(&model_options, &at)?,
             base_url: model_options.base_url,
             model_settings,
             prompt: file.prompt,
             tools: builtin,
             agent_tools,
             agents: BTreeMap::new(),
-            workspace: file
-                .workspace
-                .map_or_else(|| dir.clone(), |w| join_clean(&dir, Path::new(&w))),
+            workspace: workspace.clone(),
             skills,
             max_turns: file.max_turns,
             context_budget: file.context_budget,
+            compaction: file
+                .compaction
+                .as_ref()
+                .map(file::CompactionFile::to_compaction),
+            budget: file.budget.as_ref().map(file::BudgetFile::to_budget),
+            session_budget: file
+                .session_budget
+                .as_ref()
+                .map(file::BudgetFile::to_budget),
+            output: file.output.map(|o| {
+                crate::model::OutputSchema::new(o.name.unwrap_or_else(|| "output".into()), o.schema)
+            }),
             tool_search: crate::tool::search::ToolSearch::new(file.tool_search.unwrap_or_default())
                 .always_loaded(file.always_loaded_tools),
             #[cfg(feature = "mcp-client")]
             mcp_servers,
             #[cfg(feature = "mcp-client")]
+            // The workspace is offered to the servers as their root.
             mcp_options: mcp_servers::with_lock_file(
                 mcp_servers::connect_options(file.mcp.unwrap_or_default()),
                 path,
-            )?,
+            )?
+            .roots([crate::mcp::McpRoot::folder(&workspace)]),
             permissions,
             serve,
             telemetry: file.telemetry.map(TelemetrySpec::from).unwrap_or_default(),
@@ -546,19 +626,10 @@ impl AgentSpec {
             .permissions(self.permissions.clone())
             .settings(self.model_settings.clone());
         if let Some(model) = &self.model {
-            builder = match &self.base_url {
-                None => builder.model(model),
-                Some(url) => {
-                    let (model, url) = (model.clone(), url.clone());
-                    builder.model(ModelRef::deferred(move || {
-                        crate::model::resolve_model_at(
-                            &model,
-                            &crate::model::process_env,
-                            Some(&url),
-                        )
-                    }))
-                }
-            };
+            builder = builder.model(self.model_ref(model, self.base_url.as_deref()));
+        }
+        for model in &self.fallback_models {
+            builder = builder.fallback_model(self.model_ref(model, None));
         }
         if let Some(name) = &self.name {
             builder = builder.name(name);
@@ -574,6 +645,18 @@ impl AgentSpec {
         }
         if let Some(budget) = self.context_budget {
             builder = builder.context_budget(budget);
+        }
+        if let Some(compaction) = &self.compaction {
+            builder = builder.compaction(compaction.clone());
+        }
+        if let Some(budget) = self.budget {
+            builder = builder.budget(budget);
+        }
+        if let Some(budget) = self.session_budget {
+            builder = builder.session_budget(budget);
+        }
+        if let Some(output) = &self.output {
+            builder = builder.output_schema(output.clone());
         }
         builder = builder.tool_search(self.tool_search.clone());
         #[cfg(feature = "builtin")]
@@ -604,6 +687,27 @@ impl AgentSpec {
     }
 }
 
+impl AgentSpec {
+    /// One model of the list, with its base URL and its provider's rate
+    /// limits (`modelOptions.limits`), resolved when the agent is built.
+    fn model_ref(&self, model: &str, base_url: Option<&str>) -> ModelRef {
+        let vendor = model.split_once('/').map_or(model, |(v, _)| v);
+        let limits = self.rate_limits.get(vendor).copied().unwrap_or_default();
+        if base_url.is_none() && limits.is_empty() {
+            return ModelRef::from(model);
+        }
+        let (model, url) = (model.to_owned(), base_url.map(str::to_owned));
+        ModelRef::deferred(move || {
+            crate::model::resolve_model_at(
+                &model,
+                &crate::model::process_env,
+                url.as_deref(),
+                limits,
+            )
+        })
+    }
+}
+
 /// `dir/rel` without `.` components (`./bin/server` → `dir/bin/server`).
 fn join_clean(dir: &Path, rel: &Path) -> PathBuf {
     rel.components()
@@ -625,7 +729,7 @@ fn check_model(model: &str) -> Result<(), SpecErrorKind> {
 /// Checks that `url` is a base URL the model's provider accepts.
 fn check_base_url(model: &str, url: &str) -> Result<(), SpecErrorKind> {
     let fake_keys = |name: &str| name.ends_with("_API_KEY").then(|| "spec-check".to_owned());
-    match crate::model::resolve_model_at(model, &fake_keys, Some(url)) {
+    match crate::model::resolve_model_at(model, &fake_keys, Some(url), Default::default()) {
         Err(e @ crate::model::ModelError::InvalidConfig { .. }) => {
             Err(SpecErrorKind::Invalid(e.to_string()))
         }

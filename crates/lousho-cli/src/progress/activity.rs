@@ -32,6 +32,27 @@ impl Activity {
         self.show(message);
     }
 
+    /// The model failed and the run asks the next model of its list.
+    pub fn failed_over(&mut self, model: &str) {
+        model.clone_into(&mut self.model);
+        self.waiting();
+    }
+
+    /// The model's client-side rate limit holds its request back.
+    pub fn throttled(&mut self, model: &str, wait: std::time::Duration) {
+        self.show(format!(
+            "rate limit: waiting about {} s for {model}",
+            wait.as_secs().max(1)
+        ));
+    }
+
+    /// Another run of the session holds its lease: this one waits for it.
+    pub fn session_busy(&mut self, session: &str) {
+        self.show(format!(
+            "waiting for another run of session `{session}` to finish"
+        ));
+    }
+
     /// A tool call started.
     pub fn call_started(&mut self, id: &str, name: &str) {
         self.running.push((id.to_owned(), name.to_owned()));

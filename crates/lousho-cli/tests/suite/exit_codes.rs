@@ -64,6 +64,24 @@ fn exit_3_when_the_tools_server_cannot_connect() {
 }
 
 #[test]
+fn exit_6_when_a_replay_differs_from_its_recording() {
+    let (dir, spec) = spec_file("r.yaml", "model: test\nprompt: You greet.\n");
+    let cassette = dir.path().join("r.cassette");
+    let cassette = cassette.to_str().unwrap();
+    let out = run(&["run", &spec, "hello", "--record", cassette]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["run", &spec, "--replay", cassette]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["run", &spec, "goodbye", "--replay", cassette]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(r#"messages[0].parts[0].text: "hello" → "goodbye""#),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_closed_stdout_ends_the_command_quietly_with_0() {
     let (_dir, spec) = spec_file("pipe.yaml", "model: test\ntools: [read_file, grep, glob]\n");
     // The read end is closed before lousho starts: its first write fails.

@@ -167,3 +167,109 @@ async fn login_names_the_problem_with_the_server_argument() {
     );
     assert!(!tokens.exists());
 }
+
+/// `lousho login` signs in to a served lousho agent (`lousho mcp --http`
+/// with `serve.auth: {type: oauth}`) trusting a real authorization server
+/// (`oidc-provider`, interop/oidc/provider.mjs): the client registers
+/// itself, the user `carol` signs in and consents on the provider's pages
+/// (played by `oidc_provider::sign_in`), and `lousho call` then calls the
+/// served agent with the grant.
+#[tokio::test(flavor = "multi_thread")]
+async fn login_signs_in_to_a_served_agent_behind_an_identity_provider() {
+    use lousho_testkit::oidc_provider::{self, Idp};
+    let Some(idp) = Idp::start().await else {
+        return;
+    };
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    let (dir, served) = spec_file(
+        "served.yaml",
+        &format!(
+            "name: helper\nmodel: test\nserve:\n  auth:\n    type: oauth\n    issuer: {}\n    audience: {audience}\n    scopes: [\"mcp:use\"]\n",
+            idp.issuer
+        ),
+    );
+    let mut server = lousho()
+        .args(["mcp", &served, "--http", "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server_err = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut server_err, &mut line).unwrap();
+        assert!(n > 0, "lousho mcp exited before serving: {seen}");
+        seen.push_str(&line);
+        if line.contains(" over MCP at ") {
+            break;
+        }
+    }
+    std::thread::spawn(move || {
+        let _ = std::io::Read::read_to_end(&mut server_err, &mut Vec::new());
+    });
+
+    let client = dir.path().join("client.yaml");
+    std::fs::write(
+        &client,
+        format!(
+            "model: test\nmcpServers:\n  agents:\n    url: {audience}\n    oauth:\n      redirectUri: http://127.0.0.1:{}/callback\n",
+            free_port()
+        ),
+    )
+    .unwrap();
+    let client = client.display().to_string();
+    let tokens = dir.path().join("tokens.json");
+    let mut login = tokio::process::Command::from(lousho())
+        .arg("--tokens")
+        .arg(&tokens)
+        .args(["login", &client, "agents", "--no-browser"])
+        .env_remove("BROWSER")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(login.stderr.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.trim().strip_prefix("http") {
+                return format!("http{url}");
+            }
+        }
+        panic!("no authorization URL");
+    })
+    .await
+    .unwrap();
+    assert!(url.starts_with(&idp.issuer), "{url}");
+    oidc_provider::sign_in_in_background(&idp.issuer, "carol", &url);
+    let mut rest = String::new();
+    let status = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        login.wait().await.unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{rest}");
+    assert!(rest.contains("signed in to `agents`"), "{rest}");
+    assert!(rest.contains("mcp:use"), "the granted scopes: {rest}");
+
+    let out = lousho_output(
+        &[
+            "call",
+            &client,
+            "agents__helper",
+            r#"{"message": "hello carol"}"#,
+        ],
+        &tokens,
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("hello carol"), "{}", stdout(&out));
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -15,9 +15,9 @@ use std::process::{Child, Stdio};
 const SPEC: &str = "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\nserve:\n  sessions: true\n";
 
 /// A running `lousho mcp --http`, killed when dropped.
-struct Served {
-    child: Child,
-    url: String,
+pub(super) struct Served {
+    pub(super) child: Child,
+    pub(super) url: String,
 }
 
 impl Drop for Served {
@@ -29,11 +29,22 @@ impl Drop for Served {
 
 /// Starts `lousho mcp SPEC --http --port 0` on `store`, its model at `mock`.
 fn serve(spec: &str, store: &str, mock: &MockProvider) -> Served {
+    serve_with(spec, store, mock, &[])
+}
+
+/// [`serve`] with more environment variables.
+pub(super) fn serve_with(
+    spec: &str,
+    store: &str,
+    mock: &MockProvider,
+    env: &[(&str, &str)],
+) -> Served {
     let mut child = lousho()
         .args(["mcp", spec, "--http", "--port", "0"])
         .env("LOUSHO_STORE", store)
         .env("MOCK_URL", mock.base_url())
         .env("OPENAI_API_KEY", "sk-test")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

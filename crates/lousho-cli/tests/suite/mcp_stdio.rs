@@ -39,3 +39,30 @@ async fn lousho_mcp_over_stdio_answers_a_real_mcp_client() {
     assert!(text.contains("Tool results"), "{text}");
     client.cancel().await.unwrap();
 }
+
+/// `serve.limits.perCaller` over stdio (issue 33): the one client's run past
+/// the minute's limit gets an `isError` result naming the limit.
+#[tokio::test]
+async fn over_stdio_a_run_past_the_callers_limit_gets_an_error_result() {
+    let (_dir, spec) = super::common::spec_file(
+        "chat.yaml",
+        "name: chat\nmodel: test\nserve:\n  limits:\n    perCaller:\n      runsPerMinute: 1\n",
+    );
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lousho")).configure(|c| {
+        c.args(["mcp", &spec])
+            .env("LOUSHO_LOG", "warn")
+            .env_remove("LOUSHO_STORE");
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let ask = || {
+        let args = json!({"message": "hello"}).as_object().cloned().unwrap();
+        client.call_tool(CallToolRequestParams::new("chat").with_arguments(args))
+    };
+    let first = ask().await.unwrap();
+    assert_ne!(first.is_error, Some(true), "{first:?}");
+    let second = ask().await.unwrap();
+    assert_eq!(second.is_error, Some(true), "{second:?}");
+    let text = serde_json::to_string(&second.content).unwrap();
+    assert!(text.contains("runsPerMinute"), "{text}");
+    client.cancel().await.unwrap();
+}

@@ -242,3 +242,34 @@ fn sessions_list_show_and_rm() {
     assert_eq!(json[0]["id"], "beta");
     assert_eq!(json[0]["messages"], 2);
 }
+
+#[test]
+fn sessions_show_prints_a_summary_after_the_messages_it_replaced() {
+    // The second turn passes the context budget: compaction (by the echoing
+    // test model) summarises the first answer; the original stays.
+    let s = Setup::new("model: test\ncontextBudget: 120\ncompaction:\n  keepTokens: 20\n");
+    let pad = "x".repeat(200);
+    for input in [format!("TASK {pad}"), format!("more {pad}")] {
+        let out = s.lousho(&["run", &s.spec, "--session", "trip", &input]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let show = stdout(&s.lousho(&["sessions", "show", "trip"]));
+    let lines: Vec<&str> = show.lines().collect();
+    assert!(lines[0].starts_with("user: TASK xxx"), "{show}");
+    assert!(
+        lines[1].starts_with("assistant: You said: TASK xxx"),
+        "the replaced message is still there: {show}"
+    );
+    assert!(lines[2].starts_with("user: more xxx"), "{show}");
+    assert!(
+        lines[3].starts_with("summary of message 2 (by test): You said: "),
+        "{show}"
+    );
+    let json = s.show_json("trip");
+    assert_eq!(json.len(), 5, "task, answer, input, summary, answer");
+    let summary = &json[3]["parts"][0];
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["from"], 1);
+    assert_eq!(summary["to"], 2);
+    assert_eq!(summary["model"], "test");
+}

@@ -12,14 +12,17 @@
 //! (`serve::chain_options`); `--talk-back` also serves `serve::talk_back`,
 //! `serve::sample_back` and `serve::slow_wait` as direct tools; `--task-tool`
 //! `serve::long_steps`, a direct tool served as a task; `--grow` also serves
-//! `serve::add_tool`, which adds a tool while serving.
+//! `serve::add_tool`, which adds a tool while serving. `--output` serves an
+//! agent with an output schema (`serve::output_options`), `--budget` agents
+//! with budgets (`serve::budget_options`); `--sessions`
+//! keeps the agent tools' conversations (in memory).
 
 use lousho::mcp::{Auth, HttpOptions, ServeApprovals};
 use lousho::serve_mcp;
 use lousho_testkit::serve::{
-    CancelProbe, ChainProbe, add_tool, approvals_agent, chain_options, fixture_options,
-    fixture_options_for, long_steps, sample_back, sampling_options, slow_wait, talk_back,
-    team_options,
+    CancelProbe, ChainProbe, add_tool, approvals_agent, budget_options, chain_options,
+    fixture_options, fixture_options_for, long_steps, output_options, sample_back,
+    sampling_options, slow_wait, talk_back, team_options,
 };
 use std::time::Duration;
 
@@ -78,6 +81,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ if args.iter().any(|a| a == "--agents") => team_options(),
         _ if args.iter().any(|a| a == "--sampling") => sampling_options(),
         _ if args.iter().any(|a| a == "--chain") => chain_options(&ChainProbe::default()),
+        _ if args.iter().any(|a| a == "--output") => output_options(),
+        _ if args.iter().any(|a| a == "--budget") => budget_options(),
         Some(mode) => fixture_options_for(approvals_agent(&probe), &probe).approvals(mode),
         None => fixture_options(&probe),
     };
@@ -86,6 +91,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .tool(talk_back())
             .tool(sample_back())
             .tool(slow_wait(&probe));
+    }
+    if args.iter().any(|a| a == "--sessions") {
+        options = options.sessions(std::sync::Arc::new(lousho::session::MemoryStore::new()));
     }
     if args.iter().any(|a| a == "--task-tool") {
         options = options.tool(long_steps());

@@ -2,7 +2,7 @@
 //! `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`) and
 //! `{"type": "error", "error": …}` bodies.
 
-use super::reply::{Body, MockReply, Step};
+use super::reply::{Body, Canned, MockReply, Step};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -20,6 +20,72 @@ fn frame(value: &Value) -> String {
 /// An error body as Anthropic sends it.
 pub(crate) fn error_body(kind: &str, message: &str) -> String {
     json!({ "type": "error", "error": { "type": kind, "message": message }, "request_id": "req_mock" }).to_string()
+}
+
+/// One of Anthropic's own errors: (status, body, headers).
+pub(crate) fn canned(canned: Canned) -> (u16, String, Vec<(String, String)>) {
+    match canned {
+        Canned::RateLimited { retry_after_secs } => {
+            let reset =
+                std::time::SystemTime::now() + std::time::Duration::from_secs(retry_after_secs);
+            (
+                429,
+                error_body(
+                    "rate_limit_error",
+                    "This request would exceed the rate limit for your organization (mock) of 3 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later.",
+                ),
+                vec![
+                    ("retry-after".into(), retry_after_secs.to_string()),
+                    ("anthropic-ratelimit-requests-limit".into(), "3".into()),
+                    ("anthropic-ratelimit-requests-remaining".into(), "0".into()),
+                    ("anthropic-ratelimit-requests-reset".into(), rfc3339(reset)),
+                    ("anthropic-ratelimit-tokens-limit".into(), "40000".into()),
+                    (
+                        "anthropic-ratelimit-tokens-remaining".into(),
+                        "39000".into(),
+                    ),
+                    ("anthropic-ratelimit-tokens-reset".into(), rfc3339(reset)),
+                ],
+            )
+        }
+        Canned::Overloaded => (
+            529,
+            error_body("overloaded_error", "Overloaded"),
+            Vec::new(),
+        ),
+        Canned::ContextTooLong => (
+            400,
+            error_body(
+                "invalid_request_error",
+                "prompt is too long: 210000 tokens > 200000 maximum",
+            ),
+            Vec::new(),
+        ),
+    }
+}
+
+/// `time` as RFC 3339 in UTC, to the second (`2026-12-04T02:00:00Z`).
+fn rfc3339(time: std::time::SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
 }
 
 /// 401 unless `x-api-key` is `key`; 400 without `anthropic-version`.

@@ -1,7 +1,7 @@
 //! The OpenAI Chat Completions wire format: `chat.completion.chunk` events,
 //! `[DONE]`, and `{"error": …}` bodies.
 
-use super::reply::{Body, MockReply, Step};
+use super::reply::{Body, Canned, MockReply, Step};
 use serde_json::{Value, json};
 
 pub(crate) const PATH: &str = "/v1/chat/completions";
@@ -16,6 +16,42 @@ fn frame(value: &Value) -> String {
 pub(crate) fn error_body(kind: &str, message: &str) -> String {
     json!({ "error": { "message": message, "type": kind, "param": null, "code": kind } })
         .to_string()
+}
+
+/// One of OpenAI's own errors: (status, body, headers).
+pub(crate) fn canned(canned: Canned) -> (u16, String, Vec<(String, String)>) {
+    match canned {
+        Canned::RateLimited { retry_after_secs } => (
+            429,
+            json!({ "error": {
+                "message": format!("Rate limit reached for gpt-4o-mini in organization org-mock on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in {retry_after_secs}s. Visit https://platform.openai.com/account/rate-limits to learn more."),
+                "type": "requests", "param": null, "code": "rate_limit_exceeded" } })
+            .to_string(),
+            vec![
+                ("x-ratelimit-limit-requests".into(), "3".into()),
+                ("x-ratelimit-remaining-requests".into(), "0".into()),
+                ("x-ratelimit-reset-requests".into(), format!("{retry_after_secs}s")),
+                ("x-ratelimit-limit-tokens".into(), "200000".into()),
+                ("x-ratelimit-remaining-tokens".into(), "199000".into()),
+                ("x-ratelimit-reset-tokens".into(), "300ms".into()),
+            ],
+        ),
+        Canned::Overloaded => (
+            503,
+            json!({ "error": { "message": "The server is overloaded or not ready yet.",
+                "type": "server_error", "param": null, "code": null } })
+            .to_string(),
+            Vec::new(),
+        ),
+        Canned::ContextTooLong => (
+            400,
+            json!({ "error": {
+                "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 210000 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded" } })
+            .to_string(),
+            Vec::new(),
+        ),
+    }
 }
 
 /// 401 unless the bearer token is `key`; the message echoes the token given

@@ -42,12 +42,25 @@ pub(crate) enum Body {
         kind: String,
         message: String,
     },
+    /// One of the provider's own errors, in its shape with its headers.
+    Canned(Canned),
     /// An HTTP response with this exact body.
     Raw {
         status: u16,
         content_type: String,
         body: String,
     },
+}
+
+/// The provider errors a mock renders in each API's own shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Canned {
+    /// A request-rate limit: 429 with the limit headers.
+    RateLimited { retry_after_secs: u64 },
+    /// The provider is overloaded.
+    Overloaded,
+    /// The conversation is longer than the model's context.
+    ContextTooLong,
 }
 
 /// One scripted response of a [`MockProvider`](crate::mock_provider::MockProvider).
@@ -258,6 +271,38 @@ impl MockReply {
                 kind: kind.into(),
                 message: message.into(),
             },
+            ..Self::default()
+        }
+    }
+
+    /// A rate limit as the provider answers it, the limit's headers
+    /// included. OpenAI: 429 `{"error": {"type": "requests", "code":
+    /// "rate_limit_exceeded", …}}` with `x-ratelimit-limit-requests`,
+    /// `x-ratelimit-remaining-requests: 0`, `x-ratelimit-reset-requests:
+    /// <n>s` (and the tokens ones), no `retry-after`. Anthropic: 429
+    /// `rate_limit_error` with `retry-after: <n>` and
+    /// `anthropic-ratelimit-requests-{limit,remaining,reset}` (remaining 0,
+    /// reset an RFC 3339 time).
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Self::canned(Canned::RateLimited { retry_after_secs })
+    }
+
+    /// An overloaded provider: Anthropic 529 `overloaded_error`; OpenAI 503
+    /// (`server_error`, "The server is overloaded or not ready yet.").
+    pub fn overloaded() -> Self {
+        Self::canned(Canned::Overloaded)
+    }
+
+    /// A conversation too long for the model: OpenAI 400 with `code:
+    /// "context_length_exceeded"`; Anthropic 400 `invalid_request_error`
+    /// "prompt is too long: 210000 tokens > 200000 maximum".
+    pub fn context_too_long() -> Self {
+        Self::canned(Canned::ContextTooLong)
+    }
+
+    fn canned(canned: Canned) -> Self {
+        Self {
+            body: Body::Canned(canned),
             ..Self::default()
         }
     }

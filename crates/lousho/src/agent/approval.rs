@@ -2,6 +2,7 @@
 //! decide each call, ask the handler, run what may run, pause for the rest.
 
 use super::execute::run_tool_calls;
+use super::journal::RunJournal;
 use super::{AgentError, AgentEvent, AgentInner};
 use crate::model::ToolCall;
 use crate::policy::{
@@ -62,6 +63,12 @@ pub(crate) struct TurnContext<'a> {
     pub(crate) tool_client: Option<&'a Arc<dyn ClientChannel>>,
     /// What the run's tools learn about it (for agent tools).
     pub(crate) caller: CallerRun,
+    /// A stored session's run: its journal, which takes each result.
+    pub(crate) journal: Option<&'a RunJournal>,
+    /// These calls were in flight when the run stopped (a resumed
+    /// interrupted run): only a read-only or idempotent tool runs again
+    /// unasked.
+    pub(crate) interrupted: bool,
 }
 
 impl TurnContext<'_> {
@@ -94,9 +101,11 @@ impl TurnContext<'_> {
                 None => tokio::select! {
                     biased;
                     _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
-                    gate = self.decide(call) => gate,
+                    gate = self.decide(call) => self.again(call, gate),
                 },
             };
+            let asked_again =
+                matches!(&gate, Gate::Ask(r) if r.reason == DecisionReason::Interrupted);
             let verdict = match gate {
                 Gate::Decided(verdict) => verdict,
                 Gate::Ask(request) => {
@@ -111,6 +120,10 @@ impl TurnContext<'_> {
                     answer_verdict(call, self.ask_handler(request).await?)
                 }
             };
+            let verdict = match verdict {
+                Verdict::Deny(_) if asked_again => Verdict::Deny(interrupted_denial(call)),
+                other => other,
+            };
             match verdict {
                 Verdict::Run => to_run.push((i, ToolDecision::Allowed)),
                 Verdict::Approved => to_run.push((i, ToolDecision::Approved)),
@@ -123,6 +136,9 @@ impl TurnContext<'_> {
                         output: output.clone(),
                     })
                     .await?;
+                    if let Some(journal) = self.journal {
+                        journal.result(call, &output).await?;
+                    }
                     if let Some(slot) = outputs.get_mut(i) {
                         *slot = Some(output);
                     }
@@ -153,6 +169,8 @@ impl TurnContext<'_> {
             self.tx,
             self.tool_client,
             &self.caller,
+            &self.inner.hooks,
+            self.journal,
         )
         .await?;
         for ((i, _), output) in to_run.into_iter().zip(results) {
@@ -168,6 +186,28 @@ impl TurnContext<'_> {
         } else {
             Ok(TurnCalls::Paused { outputs, pending })
         }
+    }
+
+    /// A call in flight when its run stopped (`interrupted`): what the
+    /// decision order lets run unasked runs again only if its tool is
+    /// read-only or idempotent (its annotations); otherwise a human is asked.
+    fn again(&self, call: &ToolCall, gate: Gate) -> Gate {
+        if !self.interrupted || !matches!(gate, Gate::Decided(Verdict::Run)) {
+            return gate;
+        }
+        let Some(spec) = self.tools.get(&call.name).map(|t| t.spec()) else {
+            return gate;
+        };
+        let hints = &spec.annotations;
+        if hints.read_only == Some(true) || hints.idempotent == Some(true) {
+            return gate;
+        }
+        Gate::Ask(Box::new(ApprovalRequest::new(
+            &call.id,
+            spec,
+            call.arguments.clone(),
+            DecisionReason::Interrupted,
+        )))
     }
 
     /// Steps 1-3 of the decision order for one call ([`decide_call`]).
@@ -257,4 +297,13 @@ fn answer_verdict(call: &ToolCall, answer: ApprovalDecision) -> Verdict {
             Verdict::Deny(format!("The user denied the call to `{}`.", call.name))
         }
     }
+}
+
+/// The result of an interrupted call that was not run again.
+fn interrupted_denial(call: &ToolCall) -> String {
+    format!(
+        "The call to `{}` was interrupted (the run stopped while it ran) and was not run again, \
+         so it may or may not have taken effect; check before calling it again.",
+        call.name
+    )
 }

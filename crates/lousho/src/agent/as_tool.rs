@@ -181,6 +181,13 @@ impl AgentTool {
                 tools.join(", ")
             )));
         }
+        if let super::RunStatus::BudgetExceeded { limit, .. } = reply.status {
+            return Err(ToolError::Failed(format!(
+                "the agent `{name}` stopped at its {} budget; its partial answer: {}",
+                limit.as_str(),
+                reply.text
+            )));
+        }
         Ok(ToolOutput::text(reply.text))
     }
 }

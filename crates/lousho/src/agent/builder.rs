@@ -23,18 +23,25 @@ pub struct AgentBuilder {
     name: Option<String>,
     description: Option<String>,
     model: Option<ModelRef>,
+    fallbacks: Vec<ModelRef>,
     prompt: Option<String>,
     tools: Vec<Arc<dyn Tool>>,
     sources: Vec<Arc<dyn ToolSource>>,
     max_turns: Option<usize>,
     max_parallel_tools: Option<usize>,
     context_budget: Option<usize>,
+    compaction: Option<super::Compaction>,
+    budget: Option<super::Budget>,
+    session_budget: Option<super::Budget>,
+    output: Option<crate::model::OutputSchema>,
     settings: ModelSettings,
+    hooks: super::hooks::Hooks,
     permissions: Permissions,
     approval_handler: Option<ApprovalHandler>,
     prices: Option<crate::model::PriceTable>,
     record_content: Option<bool>,
     tool_search: crate::tool::search::ToolSearch,
+    cassette: Option<crate::cassette::Cassette>,
     #[cfg(feature = "mcp-client")]
     mcp_servers: crate::mcp::McpServers,
     #[cfg(feature = "mcp-client")]
@@ -63,6 +70,52 @@ impl AgentBuilder {
     /// or a [`Model`](crate::Model) value (a provider, a [`ScriptedModel`](crate::model::testing::ScriptedModel)).
     pub fn model(mut self, model: impl Into<ModelRef>) -> Self {
         self.model = Some(model.into());
+        self
+    }
+
+    /// A model list: the first model answers; when it fails with a rate
+    /// limit, an overload or a conversation too long for it (at once), or
+    /// with an error still failing after its provider's retries (see
+    /// [`ModelError::fails_over`](crate::model::ModelError::fails_over)),
+    /// the next one is asked, and so on. Replaces the model and earlier
+    /// fallbacks. Which model answered is in
+    /// [`Reply::model`](crate::Reply::model), each request's in
+    /// [`Reply::requests`](crate::Reply::requests), and on the `chat` span
+    /// as `gen_ai.response.model`; an
+    /// [`AgentEvent::ModelFailover`](crate::AgentEvent::ModelFailover) tells
+    /// of each failover. Authentication errors and bad requests do not fail
+    /// over. A streamed turn fails over only before any of its text reached
+    /// the caller. Spec files: `model: [anthropic/…, openai/…]`.
+    ///
+    /// ```
+    /// use lousho::Agent;
+    /// use lousho::model::OpenAi;
+    ///
+    /// let agent = Agent::builder()
+    ///     .models(["test/primary", "test/fallback"])
+    ///     .build()?;
+    /// assert_eq!(agent.fallback_model_names(), ["test/fallback"]);
+    ///
+    /// // Mixed kinds: a model string, then a provider builder.
+    /// let local = OpenAi::compatible("http://127.0.0.1:8000/v1", "qwen2.5");
+    /// let agent = Agent::builder().model("test").fallback_model(local).build()?;
+    /// # Ok::<(), lousho::agent::BuildError>(())
+    /// ```
+    pub fn models<I, M>(mut self, models: I) -> Self
+    where
+        I: IntoIterator<Item = M>,
+        M: Into<ModelRef>,
+    {
+        let mut models = models.into_iter().map(Into::into);
+        self.model = models.next();
+        self.fallbacks = models.collect();
+        self
+    }
+
+    /// Adds a model to fail over to, after the [`model`](Self::model) and
+    /// the fallbacks added before (see [`models`](Self::models)).
+    pub fn fallback_model(mut self, model: impl Into<ModelRef>) -> Self {
+        self.fallbacks.push(model.into());
         self
     }
 
@@ -190,6 +243,52 @@ impl AgentBuilder {
         self
     }
 
+    /// Summarise older messages instead of leaving them out when a
+    /// conversation passes the [`context_budget`](Self::context_budget)
+    /// (which it needs): tool results are trimmed first, the first message
+    /// (the task) stays, the summary is kept in the conversation (and the
+    /// session) naming what it replaces. See [`Compaction`](super::Compaction).
+    /// Spec files: `compaction`.
+    pub fn compaction(mut self, compaction: super::Compaction) -> Self {
+        self.compaction = Some(compaction);
+        self
+    }
+
+    /// Limits on what each run may spend: tokens, cost, wall time, model
+    /// turns, tool calls (see [`Budget`](crate::agent::Budget)). A run that
+    /// reaches one ends with
+    /// [`RunStatus::BudgetExceeded`](crate::agent::RunStatus::BudgetExceeded).
+    /// [`RunRequest::budget`](crate::agent::RunRequest::budget) replaces it
+    /// for one run. Spec files: `budget`.
+    pub fn budget(mut self, budget: super::Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Limits on what all runs of one session together may spend: each
+    /// [`Session`](crate::Session) of the agent starts with it
+    /// ([`Session::budget`](crate::Session::budget) replaces it), and a
+    /// served agent ([`serve_mcp`](crate::serve_mcp)) counts it over the
+    /// calls of one MCP session. A run that reaches it ends with
+    /// [`RunStatus::BudgetExceeded`](crate::agent::RunStatus::BudgetExceeded)
+    /// and scope [`BudgetScope::Session`](crate::agent::BudgetScope::Session).
+    /// Spec files: `sessionBudget`.
+    pub fn session_budget(mut self, budget: super::Budget) -> Self {
+        self.session_budget = Some(budget);
+        self
+    }
+
+    /// A JSON Schema every run's final answer must match (see
+    /// [`RunRequest::output`](crate::agent::RunRequest::output) for a typed
+    /// one): sent as the provider's structured output, the answer checked
+    /// (with the `mcp-client` feature, against the schema; else as JSON)
+    /// and kept in [`Reply::output`](crate::Reply::output). Spec files:
+    /// `output: { schema }`.
+    pub fn output_schema(mut self, schema: crate::model::OutputSchema) -> Self {
+        self.output = Some(schema);
+        self
+    }
+
     /// The most tool calls that run at once within a turn (default 8).
     pub fn max_parallel_tools(mut self, n: usize) -> Self {
         self.max_parallel_tools = Some(n);
@@ -199,6 +298,13 @@ impl AgentBuilder {
     /// Sampling settings sent with every request.
     pub fn settings(mut self, settings: ModelSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// Adds a hook around the run's model and tool calls (see
+    /// [`hooks`](crate::agent::hooks)); hooks run in the order added.
+    pub fn hook(mut self, hook: impl super::hooks::Hook) -> Self {
+        self.hooks.0.push(Arc::new(hook));
         self
     }
 
@@ -300,9 +406,59 @@ impl AgentBuilder {
         self
     }
 
+    /// Records the agent's model traffic into `cassette`, or replays it
+    /// from it (see [`cassette`](crate::cassette)): recording wraps the
+    /// model; replaying answers from the file and never builds the model
+    /// (no key needed; the model may be left unset). The agent's own MCP
+    /// servers ([`mcp_server`](Self::mcp_server)) are recorded or replayed
+    /// too. [`record`](Self::record) and [`replay`](Self::replay) do a
+    /// whole run.
+    pub fn cassette(mut self, cassette: crate::cassette::Cassette) -> Self {
+        self.cassette = Some(cassette);
+        self
+    }
+
+    /// The model, through the cassette when there is one.
+    fn built_model(
+        model: Option<ModelRef>,
+        cassette: Option<&crate::cassette::Cassette>,
+    ) -> Result<Arc<dyn crate::Model>, BuildError> {
+        if let Some(replay) = cassette.and_then(|c| c.replay_model()) {
+            return Ok(replay);
+        }
+        let real = model.ok_or(BuildError::MissingModel)?.resolve()?;
+        Ok(match cassette {
+            Some(c) => c.record_model(real),
+            None => real,
+        })
+    }
+
     /// Validates and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
-        let model = self.model.ok_or(BuildError::MissingModel)?.resolve()?;
+        let model = Self::built_model(self.model, self.cassette.as_ref())?;
+        let compaction = match self.compaction {
+            None => None,
+            Some(_) if self.context_budget.is_none() => {
+                return Err(BuildError::InvalidSetting(
+                    "compaction needs a context budget: set context_budget (spec files: contextBudget)"
+                        .into(),
+                ));
+            }
+            Some(c) => Some(c.build(|m| Self::built_model(Some(m), self.cassette.as_ref()))?),
+        };
+        // A replayed run answers from its cassette: no fallback is asked.
+        let replaying = self
+            .cassette
+            .as_ref()
+            .is_some_and(crate::cassette::Cassette::is_replaying);
+        let fallbacks = if replaying {
+            Vec::new()
+        } else {
+            self.fallbacks
+                .into_iter()
+                .map(|m| Self::built_model(Some(m), self.cassette.as_ref()))
+                .collect::<Result<Vec<_>, _>>()?
+        };
         let max_turns = self.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
         if max_turns == 0 {
             return Err(BuildError::InvalidSetting(
@@ -337,7 +493,23 @@ impl AgentBuilder {
         skill_sources.extend(self.skill_sources);
         #[cfg(feature = "mcp-client")]
         if !self.mcp_servers.is_empty() {
-            let client = crate::mcp::McpClient::new(self.mcp_servers, self.mcp_options);
+            let mut options = self.mcp_options;
+            let may_sample = self
+                .mcp_servers
+                .values()
+                .any(|s| s.sampling.is_some_and(|s| s.allow));
+            if may_sample && options.sampling.is_none() {
+                // The servers that may ask get the agent's own model.
+                options.sampling = Some(Arc::new(super::sampling::AgentSampling::new(
+                    model.clone(),
+                    permissions.clone(),
+                    self.approval_handler.clone(),
+                )));
+            }
+            if let Some(cassette) = &self.cassette {
+                options.cassette = Some(cassette.clone());
+            }
+            let client = crate::mcp::McpClient::new(self.mcp_servers, options);
             #[cfg(feature = "builtin")]
             skill_sources.push(Arc::new(client.clone()));
             sources.push(Arc::new(client));
@@ -354,6 +526,7 @@ impl AgentBuilder {
                 name: self.name,
                 description: self.description,
                 model,
+                fallbacks,
                 prompt: self.prompt,
                 tools,
                 tool_definitions,
@@ -361,7 +534,12 @@ impl AgentBuilder {
                 max_turns,
                 max_parallel_tools,
                 context_budget: self.context_budget,
+                compaction,
+                budget: self.budget,
+                session_budget: self.session_budget,
+                output: self.output.map(super::output::OutputCheck::schema),
                 settings: self.settings,
+                hooks: self.hooks,
                 permissions,
                 approval_handler: self.approval_handler,
                 prices: self

@@ -112,7 +112,7 @@ pub(crate) fn plan(inner: &AgentInner, offer: &Offer, messages: &[Message]) -> T
     if !config.is_active(offer.definitions.len(), offer.total_tokens, window) {
         return all();
     }
-    if config.native && inner.model.native_tool_search() {
+    if config.native && inner.native_tool_search() {
         let list = search.native.get_or_init(|| native(offer, search));
         return TurnTools {
             tools: offer.tools.clone(),

@@ -44,6 +44,30 @@ pub enum AgentError {
     /// The model failed.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// A model of a model list ([`AgentBuilder::models`](crate::AgentBuilder::models))
+    /// failed with an error that does not fail over (authentication, a bad
+    /// request, an invalid response: see [`ModelError::fails_over`]), so
+    /// the next model was not asked.
+    #[error(
+        "{model}: {source} — not failed over to {next}: only rate limits, overloads, conversations too long for the model and errors that outlast the retries fail over; fix this one"
+    )]
+    NotFailedOver {
+        /// The model that failed.
+        model: String,
+        /// The model that was not asked.
+        next: String,
+        /// Its error.
+        source: ModelError,
+    },
+    /// Every model of a model list failed (each error failed over to the
+    /// next model, but the last one).
+    #[error(
+        "every model of the list failed: {}", failures.iter().map(|(m, e)| format!("{m}: {e}")).collect::<Vec<_>>().join("; ")
+    )]
+    ModelsFailed {
+        /// Each model tried, in order, with its error.
+        failures: Vec<(String, ModelError)>,
+    },
     /// The model kept calling tools past `max_turns`.
     #[error(
         "the run took more than {max_turns} model turns; raise max_turns or check the tools' results"
@@ -77,6 +101,19 @@ pub enum AgentError {
     /// appended first, or the store failed).
     #[error(transparent)]
     Session(#[from] crate::session::StoreError),
+    /// [`Session::resume_interrupted`](crate::Session::resume_interrupted)
+    /// named a run that is not an interrupted run of the session (it
+    /// completed, another process resumed it, or it belongs to another
+    /// session).
+    #[error(
+        "session {session:?} has no interrupted run {run}; it may have finished or been resumed meanwhile: see the session's runs (lousho sessions show {session})"
+    )]
+    NoInterruptedRun {
+        /// The run asked for.
+        run: String,
+        /// The session.
+        session: String,
+    },
     /// Agents calling agents ([`Agent::as_tool`](crate::Agent::as_tool))
     /// went deeper than the limit: an agent probably calls itself, directly
     /// or through others.
@@ -87,6 +124,13 @@ pub enum AgentError {
         /// The limit.
         limit: usize,
     },
+    /// A hook ([`crate::agent::hooks`]) refused the model request, failed or
+    /// panicked.
+    #[error(transparent)]
+    Hook(#[from] super::hooks::HookError),
+    /// The final answer did not match the run's output schema.
+    #[error(transparent)]
+    Output(#[from] super::OutputError),
     /// A bug: the run stopped unexpectedly.
     #[error("internal error: {0}")]
     Internal(String),
@@ -96,13 +140,17 @@ impl AgentError {
     /// The failure's kind on the run's span (`error.type`).
     pub(crate) fn kind(&self) -> &'static str {
         match self {
-            AgentError::Model(_) => "model_error",
+            AgentError::Model(_)
+            | AgentError::NotFailedOver { .. }
+            | AgentError::ModelsFailed { .. } => "model_error",
             AgentError::MaxTurnsExceeded { .. } => "max_turns_exceeded",
             AgentError::Cancelled => "cancelled",
             AgentError::TimedOut { .. } => "timeout",
             AgentError::ToolSource(_) => "tool_source_error",
             AgentError::DuplicateTool(_) => "duplicate_tool",
             AgentError::RunState(_) => "run_state_error",
+            AgentError::Hook(_) => "hook_error",
+            AgentError::Output(_) => "output_error",
             _ => "_OTHER",
         }
     }

@@ -26,12 +26,41 @@ pub enum AgentEvent {
         /// Its result.
         output: ToolOutput,
     },
+    /// A model of the agent's model list failed before any of the turn's
+    /// output was sent; the turn is asked of the next model (see
+    /// [`AgentBuilder::models`](crate::AgentBuilder::models)).
+    ModelFailover {
+        /// The model that failed (`vendor/model`).
+        from: String,
+        /// The model asked next.
+        to: String,
+        /// Why it failed (the [`ModelError`](crate::model::ModelError)'s message).
+        reason: String,
+    },
+    /// The model's client-side rate limit
+    /// ([`RateLimits`](crate::model::RateLimits)) holds its request back
+    /// for about `wait` (the run waits; nothing is wrong).
+    Throttled {
+        /// The model (`vendor/model`).
+        model: String,
+        /// About how long.
+        wait: std::time::Duration,
+    },
     /// A model turn (and its tool calls) finished.
     TurnFinished {
         /// The turn's number, from 1.
         turn: usize,
         /// Tokens the turn used.
         usage: Usage,
+    },
+    /// Another run of this run's stored session is going on (it holds the
+    /// session's lease): this run waits for it to finish, then continues
+    /// from its result. Sent once, before the run's first turn.
+    SessionBusy {
+        /// The session.
+        session: String,
+        /// The run holding the lease.
+        holder: String,
     },
     /// The run is over; the last event.
     Done(Box<Reply>),

@@ -30,6 +30,8 @@ pub(crate) async fn run_tool_calls(
     tx: &mpsc::Sender<Result<AgentEvent, AgentError>>,
     client: Option<&Arc<dyn ClientChannel>>,
     caller: &CallerRun,
+    hooks: &super::hooks::Hooks,
+    journal: Option<&super::journal::RunJournal>,
 ) -> Result<Vec<ToolOutput>, AgentError> {
     let mut outputs: Vec<Option<ToolOutput>> = vec![None; calls.len()];
     let pending: Vec<_> = calls
@@ -41,7 +43,8 @@ pub(crate) async fn run_tool_calls(
                 .with_cancel(cancel.child_token())
                 .with_state(state.clone())
                 .with_client(client.cloned())
-                .with_caller(caller.clone());
+                .with_caller(caller.clone())
+                .with_idempotency_key(journal.map(|j| format!("{}/{}", j.run(), call.id)));
             call_one(tools, call, ctx, span, record_content).map(move |out| (i, out))
         })
         .collect();
@@ -60,7 +63,10 @@ pub(crate) async fn run_tool_calls(
             }
             n = running.next() => n,
         };
-        let Some((i, output)) = next else { break };
+        let Some((i, mut output)) = next else { break };
+        if !hooks.is_empty() {
+            hooks.after_tool(&calls[i], &mut output, cancel).await?;
+        }
         let event = AgentEvent::ToolCallFinished {
             call: calls[i].clone(),
             output: output.clone(),
@@ -68,6 +74,9 @@ pub(crate) async fn run_tool_calls(
         tx.send(Ok(event))
             .await
             .map_err(|_| AgentError::Cancelled)?;
+        if let Some(journal) = journal {
+            journal.result(&calls[i], &output).await?;
+        }
         outputs[i] = Some(output);
     }
     Ok(outputs.into_iter().map(Option::unwrap_or_default).collect())

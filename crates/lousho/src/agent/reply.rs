@@ -1,3 +1,4 @@
+use super::budget::{BudgetLimit, BudgetScope};
 use super::{RequestUsage, RunState, ToolCallRecord};
 use crate::model::{Message, Usage};
 use crate::policy::ApprovalRequest;
@@ -14,15 +15,26 @@ pub enum RunStatus {
     /// is no approval handler. [`Reply::pending`] lists them; resume with
     /// [`Agent::resume`](crate::Agent::resume) and the reply's [`Reply::state`].
     Interrupted,
+    /// The run reached a limit of its [`Budget`](crate::agent::Budget) (or
+    /// its session's): the reply holds what was spent (`usage`,
+    /// `cost_usd`, `turns`, `tool_calls`) and the partial answer (the last
+    /// turn's text; the calls it asked for did not run).
+    BudgetExceeded {
+        /// Which limit.
+        limit: BudgetLimit,
+        /// Whose budget.
+        scope: BudgetScope,
+    },
 }
 
 impl RunStatus {
-    /// `completed` or `interrupted` (as serialized; also the run span's
+    /// `completed`, `interrupted` or `budget_exceeded` (as serialized; also the run span's
     /// `lousho.run.status`).
-    pub(crate) fn as_str(&self) -> &'static str {
+    pub fn as_str(&self) -> &'static str {
         match self {
             RunStatus::Completed => "completed",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::BudgetExceeded { .. } => "budget_exceeded",
         }
     }
 }
@@ -49,8 +61,19 @@ pub struct Reply {
     /// [`PriceTable`](crate::model::PriceTable)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The final answer as JSON, checked against the run's output schema
+    /// (when it has one: [`RunRequest::output`](crate::agent::RunRequest::output),
+    /// [`AgentBuilder::output_schema`](crate::AgentBuilder::output_schema)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
     /// How many model turns the run took.
     pub turns: usize,
+    /// The model that gave the run's latest turn (`vendor/model`): with a
+    /// model list ([`AgentBuilder::models`](crate::AgentBuilder::models)),
+    /// the one that answered. Each request's model is in
+    /// [`requests`](Reply::requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// How the run ended.
     pub status: RunStatus,
     /// The calls waiting for approval (when [`RunStatus::Interrupted`]).
@@ -63,6 +86,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Whether the run stopped at a budget's limit.
+    pub fn is_budget_exceeded(&self) -> bool {
+        matches!(self.status, RunStatus::BudgetExceeded { .. })
+    }
+
     /// Whether the run paused for approval.
     pub fn is_interrupted(&self) -> bool {
         self.status == RunStatus::Interrupted

@@ -97,6 +97,50 @@ impl RunRequest {
         self
     }
 
+    /// Limits on what this run may spend, instead of the agent's
+    /// [`budget`](crate::AgentBuilder::budget) (a session's budget still
+    /// counts).
+    pub fn budget(mut self, budget: super::Budget) -> Self {
+        self.options.budget = Some(budget);
+        self
+    }
+
+    /// Asks for a typed answer: the model is sent `T`'s JSON Schema as
+    /// structured output (and may call tools first); its final answer is
+    /// deserialized into `T`, an answer that does not fit sent back with
+    /// the error (see [`crate::agent::TypedRunRequest::retries`]), then the
+    /// run fails with [`AgentError::Output`]. `.await` it for a
+    /// [`Typed<T>`](crate::agent::Typed).
+    pub fn output<T>(mut self) -> super::TypedRunRequest<T>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        self.options.output = Some(super::output::OutputCheck::typed::<T>());
+        super::TypedRunRequest::new(self)
+    }
+
+    /// A JSON Schema this run's final answer must match, as
+    /// [`AgentBuilder::output_schema`](crate::AgentBuilder::output_schema)
+    /// (the answer is in [`Reply::output`]).
+    pub fn output_schema(mut self, schema: crate::model::OutputSchema) -> Self {
+        self.options.output = Some(super::output::OutputCheck::schema(schema));
+        self
+    }
+
+    /// How many answers that do not match are sent back.
+    pub(crate) fn output_retries(mut self, retries: usize) -> Self {
+        if let Some(output) = &mut self.options.output {
+            output.retries = retries;
+        }
+        self
+    }
+
+    /// Counts this run against a session's budget.
+    pub(crate) fn session_budget(mut self, budget: Option<super::budget::SessionBudget>) -> Self {
+        self.options.session_budget = budget;
+        self
+    }
+
     /// Answers this run's approval questions with `f` instead of the agent's
     /// [approval handler](crate::AgentBuilder::approval_handler) (with
     /// neither, a run that needs approval pauses).
@@ -158,6 +202,11 @@ impl fmt::Debug for RunRequest {
         let begin = match &self.begin {
             Begin::Fresh(messages) => format!("fresh ({} messages)", messages.len()),
             Begin::Resume(state, _) => format!("resume (after turn {})", state.turns()),
+            Begin::Journal(run) => format!("resume interrupted run {run}"),
+            Begin::Replayed(replayed) => format!("resume (after turn {})", replayed.turns),
+            Begin::Retry(messages, run) => {
+                format!("retry of run {run} ({} messages)", messages.len())
+            }
         };
         f.debug_struct("RunRequest")
             .field("begin", &begin)

@@ -1,22 +1,31 @@
 //! The turn loop: model → tool calls (concurrent, bounded) → results → model.
 
 use super::approval::{TurnCalls, TurnContext};
+use super::budget::RunBudget;
+use super::journal::RunJournal;
 use super::run_setup::{Begin, RunOptions, SessionLink, StoreCommit};
 use super::{
-    AgentError, AgentEvent, AgentInner, AgentStream, ParentRun, Reply, RequestUsage, RunState,
-    RunStatus, ToolCallRecord,
+    AgentError, AgentEvent, AgentInner, AgentStream, ParentRun, Reply, RequestUsage, RunStatus,
+    ToolCallRecord,
 };
 use crate::model::run_record::UsageSink;
-use crate::model::{Message, ModelEvent, ModelRequest, Part, ToolCall, ToolResult, Usage};
-use crate::policy::{ApprovalHandler, ApprovalRequest, Decisions};
-use crate::session::run_state::{PausedCall, PausedTurn};
+use crate::model::{Message, ModelRequest, Part, ToolCall, ToolResult, Usage};
+use crate::policy::ApprovalHandler;
 use crate::telemetry;
 use crate::tool::{CallerRun, ClientChannel, ConversationState, ToolOutput, ToolSet};
-use futures::StreamExt;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+mod budgeted;
+mod checked;
+mod compacted;
+mod failover;
+mod hooked;
+mod model_turn;
+mod paused;
+mod resumed;
 
 const EVENT_BUFFER: usize = 64;
 
@@ -47,6 +56,8 @@ pub(crate) fn spawn(
         let approval_handler = options
             .approval_handler
             .or_else(|| inner.approval_handler.clone());
+        let output = options.output.or_else(|| inner.output.clone());
+        let budget = RunBudget::new(options.budget.or(inner.budget), options.session_budget);
         let run = Run {
             inner,
             state,
@@ -55,9 +66,14 @@ pub(crate) fn spawn(
             max_turns,
             approval_handler,
             commit,
+            journal: None,
             tool_client: options.tool_client,
             depth: options.depth,
             child_usage: UsageSink::default(),
+            done: std::sync::Mutex::new(None),
+            compaction_failed: std::sync::atomic::AtomicBool::new(false),
+            budget,
+            output,
         }
         .run(begin);
         let result = match options.timeout {
@@ -109,11 +125,24 @@ struct Run {
     approval_handler: Option<ApprovalHandler>,
     /// A stored session's commit, made before `Done` is sent.
     commit: Option<StoreCommit>,
+    /// A stored session's run: its step journal.
+    journal: Option<RunJournal>,
     tool_client: Option<Arc<dyn ClientChannel>>,
     /// How many agent tools deep this run is (the top run: 0).
     depth: usize,
     /// The usage of the agents this run's tools ran ([`Agent::as_tool`](crate::Agent::as_tool)).
     child_usage: UsageSink,
+    /// The run's budgets, when any is set ([`super::budget`]).
+    budget: Option<RunBudget>,
+    /// The run's output schema ([`super::output`]).
+    output: Option<super::output::OutputCheck>,
+    /// A leased run's reply, sent as `Done` once the lease is given back: a
+    /// caller that exits on `Done` (the CLI does) must not leave the lease
+    /// held until it runs out, keeping the session's next run waiting.
+    done: std::sync::Mutex<Option<Box<Reply>>>,
+    /// A summary request failed: the run sends its newest turns without a
+    /// summary from then on ([`super::compaction`]).
+    compaction_failed: std::sync::atomic::AtomicBool,
 }
 
 /// A run's progress between turns.
@@ -123,12 +152,37 @@ struct Progress {
     usage: Usage,
     requests: Vec<RequestUsage>,
     turns: usize,
+    /// Which of `requests` gave the latest turn of this run's own (not its
+    /// agent tools'): its model answered.
+    answered: Option<usize>,
 }
 
 impl Progress {
     /// Counts one model request's tokens (and cost, when priced).
-    fn count_request(&mut self, inner: &AgentInner, usage: Usage, definition_tokens: usize) {
-        let model = inner.model.name();
+    fn count_request(
+        &mut self,
+        inner: &AgentInner,
+        model: usize,
+        usage: Usage,
+        definition_tokens: usize,
+    ) {
+        self.answered = Some(self.requests.len());
+        self.count_model_request(
+            inner,
+            inner.model_at(model).name(),
+            usage,
+            definition_tokens,
+        );
+    }
+
+    /// Counts a request to `model` (the agent's, or the one summarising).
+    fn count_model_request(
+        &mut self,
+        inner: &AgentInner,
+        model: &str,
+        usage: Usage,
+        definition_tokens: usize,
+    ) {
         self.usage += usage;
         self.requests.push(RequestUsage {
             model: model.to_owned(),
@@ -166,13 +220,22 @@ impl Progress {
         } else {
             self.requests.iter().map(|r| r.cost_usd).sum()
         };
+        let model = self
+            .answered
+            .or(self.requests.len().checked_sub(1))
+            .and_then(|i| self.requests.get(i))
+            .map(|r| r.model.clone());
+        // Runs inside the run's `invoke_agent` span.
+        telemetry::span::record_response_model(&tracing::Span::current(), model.as_deref());
         let reply = Reply {
+            model,
             text,
             messages: self.request.messages,
             tool_calls: self.records,
             usage: self.usage,
             requests: self.requests,
             cost_usd,
+            output: None,
             turns: self.turns,
             status,
             pending: Vec::new(),
@@ -197,6 +260,10 @@ struct TurnOutput {
     blocks: Vec<crate::model::ProviderBlock>,
     calls: Vec<ToolCall>,
     usage: Usage,
+    /// The wall-time budget ran out while the model streamed.
+    cut: bool,
+    /// Which model of the list answered (0: the first).
+    model: usize,
 }
 
 impl Run {
@@ -208,49 +275,130 @@ impl Run {
             .map_err(|_| AgentError::Cancelled)
     }
 
-    async fn run(self, begin: Begin) -> Result<(), AgentError> {
+    async fn run(mut self, begin: Begin) -> Result<(), AgentError> {
         tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
             r = ready_sources(&self.inner) => r?,
         }
+        // A stored session's run holds its lease from here to its end.
+        let Some(commit) = self.commit.as_mut() else {
+            return self.turns(begin).await;
+        };
+        let lease = super::lease::take(
+            &commit.store,
+            &commit.id,
+            commit.lease,
+            &self.tx,
+            &self.cancel,
+        )
+        .await?;
+        let holder = lease.holder().to_owned();
+        let result = tokio::select! {
+            r = self.prepare_and_turn(begin, &holder) => r,
+            never = lease.heartbeat() => match never {},
+        };
+        if result.is_err()
+            && let Some(journal) = &self.journal
+        {
+            journal.interrupt().await;
+        }
+        lease.release().await;
+        result?;
+        let done = crate::sync::MutexExt::lock_unpoisoned(&self.done).take();
+        match done {
+            Some(reply) => self.emit(AgentEvent::Done(reply)).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Under the lease: the stored history and the journal, then the turns.
+    async fn prepare_and_turn(&mut self, begin: Begin, holder: &str) -> Result<(), AgentError> {
+        let begin = self.prepare(begin, holder).await?;
+        self.turns(begin).await
+    }
+
+    /// The turns, from the first (or the resumed one) to the reply.
+    async fn turns(&self, begin: Begin) -> Result<(), AgentError> {
         let mut run = match begin {
-            Begin::Fresh(messages) => Progress {
+            // A retry is settled under the lease (`prepare`); without a
+            // store it is a fresh run.
+            Begin::Fresh(messages) | Begin::Retry(messages, _) => Progress {
                 request: ModelRequest::new(messages),
                 records: Vec::new(),
                 usage: Usage::default(),
                 requests: Vec::new(),
                 turns: 0,
+                answered: None,
             },
             Begin::Resume(paused, decisions) => {
                 self.finish_paused_turn(*paused, &decisions).await?
             }
+            // Only a stored session has interrupted runs.
+            Begin::Journal(run) => {
+                return Err(AgentError::NoInterruptedRun {
+                    run,
+                    session: "(in memory)".into(),
+                });
+            }
+            Begin::Replayed(replayed) => match self.resume_replayed(*replayed).await? {
+                Some(run) => run,
+                None => return Ok(()),
+            },
         };
         run.request = run.request.settings(self.inner.settings.clone());
         run.request.system = system_prompt(&self.inner);
+        if let Some(output) = &self.output {
+            run.request.settings.output = Some(output.schema.clone());
+        }
+        let mut output_failures = 0;
         let max_turns = self.max_turns;
         for turn in run.turns + 1..=max_turns {
+            if self.budget.is_some()
+                && let Some(stop) = self.budget_reached(&run, 0)
+            {
+                return self.stop_for_budget(run, String::new(), stop).await;
+            }
             let offer = super::offer::current(&self.inner)?;
             let turn_tools = super::deferral::plan(&self.inner, &offer, &run.request.messages);
             let tools = turn_tools.tools;
             run.request.tools = turn_tools.definitions;
-            let out = self
+            if let Some(compactor) = &self.inner.compaction {
+                self.compact(compactor, &mut run, turn_tools.definition_tokens)
+                    .await?;
+            }
+            if !self.inner.hooks.is_empty() {
+                let hooks = &self.inner.hooks;
+                hooks.before_model(&mut run.request, &self.cancel).await?;
+            }
+            let mut out = self
                 .model_turn(&run.request, turn_tools.definition_tokens)
                 .await?;
-            run.count_request(&self.inner, out.usage, turn_tools.definition_tokens);
+            run.count_request(
+                &self.inner,
+                out.model,
+                out.usage,
+                turn_tools.definition_tokens,
+            );
             run.turns = turn;
-            let mut parts = Vec::with_capacity(out.calls.len() + 1);
-            if !out.text.is_empty() {
-                parts.push(Part::Text {
-                    text: out.text.clone(),
-                });
+            if self.budget.is_some()
+                && let Some(stop) = self.budget_after_turn(&run, &out)
+            {
+                // The turn's calls do not run: its text (and blocks) stay.
+                out.calls.clear();
+                push_assistant(&mut run, &out);
+                return self.stop_for_budget(run, out.text, stop).await;
             }
-            parts.extend(out.blocks.iter().cloned().map(Part::Provider));
-            parts.extend(out.calls.iter().cloned().map(Part::ToolCall));
-            run.request.messages.push(Message {
-                role: crate::model::Role::Assistant,
-                parts,
-            });
+            let refused = if self.inner.hooks.is_empty() {
+                None
+            } else {
+                Some(self.after_model_hooks(&mut out).await?)
+            };
+            push_assistant(&mut run, &out);
+            if let Some(journal) = &self.journal {
+                self.journal_turn(journal, &run, &out.calls, refused.as_deref())
+                    .await?;
+            }
 
             if out.calls.is_empty() {
                 self.emit(AgentEvent::TurnFinished {
@@ -258,14 +406,23 @@ impl Run {
                     usage: out.usage,
                 })
                 .await?;
-                let reply = run.into_reply(out.text, RunStatus::Completed);
-                if let Some(commit) = &self.commit {
-                    commit.save(&reply.messages).await?;
-                }
-                return self.emit(AgentEvent::Done(Box::new(reply))).await;
+                let output = match &self.output {
+                    None => None,
+                    Some(check) => {
+                        match self.checked(check, &mut run, &out.text, &mut output_failures)? {
+                            Some(value) => Some(value),
+                            // Sent back with what is wrong.
+                            None => continue,
+                        }
+                    }
+                };
+                self.settle_budget(&run);
+                let mut reply = run.into_reply(out.text, RunStatus::Completed);
+                reply.output = output;
+                return self.complete(reply).await;
             }
 
-            let outputs = vec![None; out.calls.len()];
+            let outputs = refused.unwrap_or_else(|| vec![None; out.calls.len()]);
             let calls = self
                 .turn_context(&tools)
                 .run_calls(&out.calls, outputs, None)
@@ -286,6 +443,25 @@ impl Run {
         Err(AgentError::MaxTurnsExceeded { max_turns })
     }
 
+    /// Stores a completed run's turn (with a journal: and ends the journal,
+    /// in one transaction), then sends `Done`.
+    async fn complete(&self, reply: Reply) -> Result<(), AgentError> {
+        if let Some(commit) = &self.commit {
+            commit.save(&reply.messages, self.journal.as_ref()).await?;
+        }
+        self.finish(reply).await
+    }
+
+    /// Sends `Done` with the reply, or, for a run holding its session's
+    /// lease, keeps it to send once the lease is given back (see [`Run::run`]).
+    async fn finish(&self, reply: Reply) -> Result<(), AgentError> {
+        if self.commit.is_some() {
+            *crate::sync::MutexExt::lock_unpoisoned(&self.done) = Some(Box::new(reply));
+            return Ok(());
+        }
+        self.emit(AgentEvent::Done(Box::new(reply))).await
+    }
+
     fn turn_context<'a>(&'a self, tools: &'a ToolSet) -> TurnContext<'a> {
         TurnContext {
             inner: &self.inner,
@@ -295,6 +471,8 @@ impl Run {
             tx: &self.tx,
             approval_handler: self.approval_handler.as_ref(),
             tool_client: self.tool_client.as_ref(),
+            journal: self.journal.as_ref(),
+            interrupted: false,
             caller: CallerRun::default()
                 .with(ParentRun {
                     depth: self.depth,
@@ -302,173 +480,6 @@ impl Run {
                 })
                 .with(self.child_usage.clone()),
         }
-    }
-
-    /// Ends the run with an interrupted reply carrying its [`RunState`].
-    async fn pause(
-        &self,
-        run: Progress,
-        out: TurnOutput,
-        outputs: Vec<Option<ToolOutput>>,
-        pending: Vec<ApprovalRequest>,
-    ) -> Result<(), AgentError> {
-        let mut questions: std::collections::HashMap<String, ApprovalRequest> = pending
-            .iter()
-            .map(|r| (r.call_id.clone(), r.clone()))
-            .collect();
-        let calls: Vec<PausedCall> = out
-            .calls
-            .into_iter()
-            .zip(outputs)
-            .map(|(call, output)| {
-                let approval = if output.is_none() {
-                    questions.remove(&call.id)
-                } else {
-                    None
-                };
-                PausedCall {
-                    call,
-                    output,
-                    approval,
-                }
-            })
-            .collect();
-        let (messages, records, usage, requests, turns) = (
-            run.request.messages.clone(),
-            run.records.clone(),
-            run.usage,
-            run.requests.clone(),
-            run.turns,
-        );
-        let mut reply = run.into_reply(out.text.clone(), RunStatus::Interrupted);
-        // The interrupted reply also shows the paused turn's finished calls.
-        reply.tool_calls.extend(calls.iter().filter_map(|c| {
-            c.output.clone().map(|output| ToolCallRecord {
-                call: c.call.clone(),
-                output,
-            })
-        }));
-        let paused = PausedTurn {
-            text: out.text,
-            usage: out.usage,
-            calls,
-        };
-        let mut state = RunState::new(
-            messages,
-            records,
-            paused,
-            usage,
-            turns,
-            self.state.snapshot(),
-        );
-        state.requests = requests;
-        reply.pending = pending;
-        reply.state = Some(state);
-        self.emit(AgentEvent::Done(Box::new(reply))).await
-    }
-
-    /// Runs or denies a paused turn's pending calls by their answers, and
-    /// picks the run up after that turn.
-    async fn finish_paused_turn(
-        &self,
-        paused: RunState,
-        decisions: &Decisions,
-    ) -> Result<Progress, AgentError> {
-        paused.check()?;
-        let offer = super::offer::current(&self.inner)?;
-        let tools = super::deferral::plan(&self.inner, &offer, &paused.messages).tools;
-        let (calls, outputs): (Vec<_>, Vec<_>) = paused
-            .turn
-            .calls
-            .into_iter()
-            .map(|c| (c.call, c.output))
-            .unzip();
-        let mut run = Progress {
-            request: ModelRequest::new(paused.messages),
-            records: paused.tool_calls,
-            usage: paused.usage,
-            requests: paused.requests,
-            turns: paused.turns,
-        };
-        let done = self
-            .turn_context(&tools)
-            .run_calls(&calls, outputs, Some(decisions))
-            .await;
-        run.count_children(&self.child_usage);
-        match done? {
-            TurnCalls::Done(outputs) => run.push_results(calls, outputs),
-            TurnCalls::Paused { .. } => {
-                return Err(AgentError::Internal(
-                    "a resumed turn asked for approval again".into(),
-                ));
-            }
-        }
-        self.emit(AgentEvent::TurnFinished {
-            turn: run.turns,
-            usage: paused.turn.usage,
-        })
-        .await?;
-        Ok(run)
-    }
-
-    /// Streams one model turn, forwarding text deltas (`model: sampling`
-    /// asks the run's MCP client).
-    async fn model_turn(
-        &self,
-        request: &ModelRequest,
-        tool_tokens: usize,
-    ) -> Result<TurnOutput, AgentError> {
-        crate::model::with_sampling_client(
-            self.tool_client.clone(),
-            self.model_turn_inner(request, tool_tokens),
-        )
-        .await
-    }
-
-    async fn model_turn_inner(
-        &self,
-        request: &ModelRequest,
-        tool_tokens: usize,
-    ) -> Result<TurnOutput, AgentError> {
-        let trimmed = super::context::fit(request, self.inner.context_budget, tool_tokens);
-        let request = trimmed.as_ref().unwrap_or(request);
-        let model = &self.inner.model;
-        let mut stream = telemetry::traced_stream(
-            model.name(),
-            request,
-            self.inner.record_content,
-            self.inner.prices.price(model.name()),
-            model.stream(request),
-        );
-        let mut out = TurnOutput {
-            text: String::new(),
-            blocks: Vec::new(),
-            calls: Vec::new(),
-            usage: Usage::default(),
-        };
-        loop {
-            let event = tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => return Err(AgentError::Cancelled),
-                e = stream.next() => e,
-            };
-            match event {
-                None => break,
-                Some(Err(e)) => return Err(e.into()),
-                Some(Ok(ModelEvent::TextDelta(t))) => {
-                    out.text.push_str(&t);
-                    self.emit(AgentEvent::TextDelta(t)).await?;
-                }
-                Some(Ok(ModelEvent::ThinkingDelta(t))) => {
-                    self.emit(AgentEvent::ThinkingDelta(t)).await?;
-                }
-                Some(Ok(ModelEvent::ToolCall(c))) => out.calls.push(c),
-                Some(Ok(ModelEvent::Usage(u))) => out.usage += u,
-                Some(Ok(ModelEvent::Provider(block))) => out.blocks.push(block),
-                Some(Ok(_)) => {}
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -484,4 +495,21 @@ fn system_prompt(inner: &AgentInner) -> Option<String> {
         system.push_str(&text);
     }
     (!system.is_empty() || base.is_some()).then_some(system)
+}
+
+/// Adds a turn's assistant message: its text, the provider's blocks, its
+/// tool calls.
+fn push_assistant(run: &mut Progress, out: &TurnOutput) {
+    let mut parts = Vec::with_capacity(out.calls.len() + 1);
+    if !out.text.is_empty() {
+        parts.push(Part::Text {
+            text: out.text.clone(),
+        });
+    }
+    parts.extend(out.blocks.iter().cloned().map(Part::Provider));
+    parts.extend(out.calls.iter().cloned().map(Part::ToolCall));
+    run.request.messages.push(Message {
+        role: crate::model::Role::Assistant,
+        parts,
+    });
 }

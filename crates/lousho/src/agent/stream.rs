@@ -44,7 +44,13 @@ impl Stream for AgentStream {
         if let Poll::Ready(Some(Ok(AgentEvent::Done(reply)))) = &polled {
             // A session keeps the conversation for its next turn; a paused
             // run's calls have no results yet, so it joins once resumed.
-            if let (Some(history), RunStatus::Completed) = (&self.history, &reply.status) {
+            // A run stopped by its budget keeps a valid conversation too.
+            if let Some(history) = &self.history
+                && matches!(
+                    reply.status,
+                    RunStatus::Completed | RunStatus::BudgetExceeded { .. }
+                )
+            {
                 *history.lock_unpoisoned() = reply.messages.clone();
             }
         }

@@ -7,7 +7,6 @@ pub(crate) mod catalog;
 pub(crate) mod config;
 mod connect;
 mod connection;
-mod digest;
 mod elicitation;
 mod error;
 mod fingerprint;
@@ -38,6 +37,9 @@ mod replies;
 mod request;
 mod resources;
 mod result;
+mod roots;
+mod sampling;
+mod server_log;
 #[cfg(feature = "builtin")]
 mod skills;
 mod stderr;
@@ -47,6 +49,7 @@ mod tasks;
 mod tool;
 mod warnings;
 
+pub use call::IDEMPOTENCY_KEY_META;
 pub use catalog::{
     DEFAULT_MANIFEST_MAX_AGE, DiskManifestStore, MANIFEST_FORMAT, ManifestOffers, ManifestStore,
     ManifestStoreError, ManifestTool, MemoryManifestStore, ToolManifest,
@@ -59,7 +62,9 @@ pub use config::{
 };
 pub use connect::{ConnectOptions, McpClient, OnError, connect_mcp};
 pub use connection::ServerStatus;
-pub use elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse, fill_defaults};
+pub use elicitation::{
+    ElicitationHandler, ElicitationKind, ElicitationRequest, ElicitationResponse, fill_defaults,
+};
 pub use error::McpError;
 pub use fingerprint::ToolFingerprint;
 pub use identity::{OWN_ENV_VARS, SPEC_CHAIN_VAR, ServerIdentity};
@@ -73,5 +78,11 @@ pub use offered::{
 pub use progress::{ProgressHook, ServerProgress};
 pub use prompts::{CompletionTarget, PromptConversation};
 pub use resources::{ResourceUpdates, resource_content, resource_parts};
+pub use roots::McpRoot;
+pub use sampling::{
+    DEFAULT_SAMPLING_MAX_REQUESTS, DEFAULT_SAMPLING_MAX_TOKENS, SamplingError, SamplingHandler,
+    SamplingRequest, SamplingResponse, SamplingSettings, SamplingStop,
+};
+pub use server_log::SERVER_LOG_TARGET;
 pub use tool::McpTool;
 pub use warnings::LOG_TARGET;

@@ -5,6 +5,9 @@ mod agent_tool;
 mod annotations;
 mod approval;
 mod arguments;
+mod audit;
+mod caller;
+mod caller_store;
 mod cancel;
 mod catalog;
 mod completion;
@@ -13,11 +16,13 @@ mod handle;
 mod handler;
 mod http;
 mod invalid_params;
+mod limits;
 mod mrtr;
 mod options;
 mod peer_channel;
 pub(crate) mod prompts;
 mod recover_id;
+mod resource_server;
 mod resources;
 mod result;
 mod sessions;
@@ -25,6 +30,7 @@ mod sessions;
 mod skills;
 mod stdio;
 mod task_link;
+mod task_owners;
 mod tasks;
 mod transcripts;
 mod uri_template;
@@ -47,6 +53,7 @@ pub use workspace_files::{MAX_LISTED_FILES, WorkspaceFiles};
 
 pub use error::ServeError;
 pub use handle::McpServerHandle;
+pub use limits::CallerLimits;
 pub use options::{
     Auth, BearerToken, DEFAULT_APPROVAL_TIMEOUT, DEFAULT_BODY_TIMEOUT,
     DEFAULT_CLIENT_SHARE_PERCENT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT,
@@ -54,6 +61,7 @@ pub use options::{
     DEFAULT_MIN_BODY_RATE, DEFAULT_PAGE_SIZE, HttpOptions, ParseServeApprovalsError,
     ServeApprovals, ServeOptions, ServeTransport, default_max_connections,
 };
+pub use resource_server::{DEFAULT_OAUTH_CLOCK_SKEW, OAuthResource, OAuthResourceError};
 
 use crate::policy::Decision;
 use crate::tool::{ToolSet, is_valid_tool_name, sanitize_tool_name};
@@ -80,6 +88,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         approval_timeout,
         max_line_bytes,
         sessions: store,
+        session_lease,
         resources,
         mut resource_templates,
         prompts,
@@ -91,6 +100,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         transcripts,
         #[cfg(feature = "builtin")]
         files,
+        caller_limits,
     } = options;
     let mut resources = resources;
     #[cfg(feature = "builtin")]
@@ -111,6 +121,10 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         return Err(ServeError::EmptyBearerToken);
     }
     let named = Named::of(&agent, name, description, tool_name, store.is_some())?;
+    let guard = match (&transport, &auth) {
+        (ServeTransport::Http(_), Some(auth)) => Some(http::Guard::new(auth, &named.server)?),
+        _ => None,
+    };
     let direct = exposed_direct_tools(&agent, &tools, approvals)?;
     let agent_tools = agent_tools(&agent, &named, more_agents, &direct, store.is_some()).await?;
     let shutdown = CancellationToken::new();
@@ -156,12 +170,15 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
         tokio::spawn(f.watch(catalog.clone(), shutdown.clone()));
     }
 
+    let limiter = limits::Limiter::new(caller_limits, store.as_ref());
     let server = LoushoServer::new(Served {
+        limiter,
         agent,
         agents,
         catalog: catalog.clone(),
         shutdown: shutdown.clone(),
         store,
+        lease: session_lease,
         #[cfg(feature = "builtin")]
         skills,
         approval: (approvals == ServeApprovals::Elicit).then_some(approval_timeout),
@@ -178,7 +195,7 @@ pub async fn serve_mcp(options: ServeOptions) -> Result<McpServerHandle, ServeEr
             catalog,
         )),
         ServeTransport::Http(http_options) => {
-            start_http(server, http_options, auth.as_ref(), shutdown, catalog).await
+            start_http(server, http_options, guard, shutdown, catalog).await
         }
     }
 }
@@ -330,20 +347,20 @@ fn first_holder(
 async fn start_http(
     server: LoushoServer,
     http_options: HttpOptions,
-    auth: Option<&Auth>,
+    guard: Option<http::Guard>,
     shutdown: CancellationToken,
     catalog: ServerCatalog,
 ) -> Result<McpServerHandle, ServeError> {
     let listener = http::bind(&http_options).await?;
     let bound = listener.local_addr()?;
-    if auth.is_none() && !http::is_loopback(&http_options.host) {
+    if guard.is_none() && !http::is_loopback(&http_options.host) {
         tracing::warn!(
             host = %http_options.host,
             "serving MCP on a non-loopback address without auth: anyone who can reach it can run the agent; require a bearer token (`Auth::bearer`; spec: `serve.auth`; lousho mcp: `--token-env VAR`)"
         );
     }
     let cancels = cancel::CancelRegistry::default();
-    let app = http::router(server, cancels, &http_options, auth, bound, &shutdown);
+    let app = http::router(server, cancels, &http_options, guard, bound, &shutdown);
     let limits = http::ConnLimits {
         header_timeout: http_options.header_timeout,
         max_connections: http_options.max_connections,
@@ -361,7 +378,8 @@ async fn start_http(
 }
 
 /// An agent's tool as `tools/list` shows it: `{ "message": string }` in,
-/// annotations from the tools it can reach.
+/// annotations from the tools it can reach, its `outputSchema` (the agent's
+/// output schema, `{reply, session}` with sessions on).
 async fn agent_listing(
     agent: &crate::Agent,
     tool_name: String,
@@ -389,8 +407,6 @@ async fn agent_listing(
         }),
     )
     .with_annotations(to_rmcp_annotations(&annotations));
-    if sessions {
-        tool.output_schema = Some(Arc::new(sessions::output_schema()));
-    }
+    tool.output_schema = agent_tool::output_schema(agent, sessions).map(Arc::new);
     Ok(tool)
 }

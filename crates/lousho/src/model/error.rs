@@ -69,6 +69,20 @@ pub enum ModelError {
         /// The provider's message.
         message: String,
     },
+    /// The provider is overloaded: Anthropic's `overloaded_error` (HTTP 529,
+    /// or an `error` event after the 200), HTTP 503 from any provider.
+    /// Retried like a server error; a model list fails over at once.
+    #[error(
+        "{provider}: overloaded (HTTP {status}): {message} — try again later or add a fallback model"
+    )]
+    Overloaded {
+        /// The provider.
+        provider: String,
+        /// The HTTP status (529 for Anthropic, else 503).
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
     /// 5xx from the provider.
     #[error("{provider}: server error (HTTP {status}): {message}")]
     Server {
@@ -143,14 +157,47 @@ pub enum ModelError {
     /// said to fail.
     #[error("scripted model: {0}")]
     Scripted(String),
+    /// A replayed run's request differs from its [cassette](crate::cassette)'s
+    /// (or the cassette has no answer for it).
+    #[error(transparent)]
+    Cassette(Box<crate::cassette::CassetteError>),
 }
 
 impl ModelError {
-    /// Whether retrying the same request may succeed (429, 5xx, network).
+    /// Whether retrying the same request may succeed (429, 5xx, overload,
+    /// network).
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            ModelError::RateLimited { .. } | ModelError::Server { .. } | ModelError::Network { .. }
+            ModelError::RateLimited { .. }
+                | ModelError::Overloaded { .. }
+                | ModelError::Server { .. }
+                | ModelError::Network { .. }
+        )
+    }
+
+    /// Whether a model list ([`AgentBuilder::models`](crate::AgentBuilder::models))
+    /// moves on to its next model after this error: the errors that
+    /// [fail over at once](Self::fails_over_at_once), and the
+    /// [retryable](Self::is_retryable) ones once the provider's retry policy
+    /// gave up. Not: authentication, bad requests, invalid responses or
+    /// configuration, cancellation — another model would fail the same way,
+    /// or the caller has to fix something.
+    pub fn fails_over(&self) -> bool {
+        self.fails_over_at_once() || self.is_retryable()
+    }
+
+    /// Whether a model list moves on to its next model at once, without the
+    /// retry policy's retries: a rate limit or an exhausted quota (429), an
+    /// overloaded provider (Anthropic 529, 503) or a conversation longer
+    /// than the model's context.
+    pub fn fails_over_at_once(&self) -> bool {
+        matches!(
+            self,
+            ModelError::RateLimited { .. }
+                | ModelError::QuotaExceeded { .. }
+                | ModelError::Overloaded { .. }
+                | ModelError::ContextLengthExceeded { .. }
         )
     }
 }

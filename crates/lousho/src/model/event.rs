@@ -97,4 +97,8 @@ pub enum ModelEvent {
     /// A provider's own block to keep in the conversation (a server-side
     /// tool search and its result).
     Provider(super::ProviderBlock),
+    /// The provider's client-side limiter ([`RateLimits`](super::RateLimits))
+    /// holds the request back for about this long; sent once, before the
+    /// request, and not output (a retry or a failover may still follow).
+    Throttled(std::time::Duration),
 }

@@ -71,6 +71,30 @@ pub enum Part {
     ToolResult(ToolResult),
     /// A provider's own block (assistant messages).
     Provider(ProviderBlock),
+    /// A summary of earlier messages, written by the agent's context
+    /// compaction (see [`Compaction`](crate::agent::Compaction)): kept in
+    /// the conversation after the messages it was made from, which stay
+    /// too; requests carry the summary in their place.
+    Summary(Summary),
+}
+
+/// A summary of a range of a conversation's messages, made when the
+/// conversation outgrew its context budget. The messages it replaces stay
+/// in the conversation (and the session store); requests to the model
+/// carry this summary instead of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The summary.
+    pub text: String,
+    /// The first message it replaces: its position in the conversation
+    /// (the session's history), from 0.
+    pub from: u64,
+    /// The position after the last message it replaces (`from..to`, the
+    /// end excluded). A summary made on top of an earlier one replaces
+    /// that one's range too (`from` stays).
+    pub to: u64,
+    /// The model that wrote it (`"vendor/model"`).
+    pub model: String,
 }
 
 /// One message of a conversation.
@@ -105,6 +129,23 @@ impl Message {
             role: Role::Tool,
             parts: results.into_iter().map(Part::ToolResult).collect(),
         }
+    }
+
+    /// A summary message (role user, one [`Part::Summary`]), as context
+    /// compaction keeps it in the conversation.
+    pub fn summary(summary: Summary) -> Self {
+        Self {
+            role: Role::User,
+            parts: vec![Part::Summary(summary)],
+        }
+    }
+
+    /// The summary this message holds, if it is a summary message.
+    pub fn as_summary(&self) -> Option<&Summary> {
+        self.parts.iter().find_map(|p| match p {
+            Part::Summary(s) => Some(s),
+            _ => None,
+        })
     }
 
     /// The text parts, concatenated.

@@ -7,8 +7,8 @@ mod error;
 
 use super::provider::http::{self, Transport, secret_header};
 use super::provider::{
-    ApiKey, EnvLookup, HttpSettings, KeySource, RetryPolicy, SchemaCache, SchemaProfile, base_url,
-    process_env,
+    ApiKey, EnvLookup, HttpSettings, KeySource, RateLimits, RetryPolicy, SchemaCache,
+    SchemaProfile, base_url, limit, process_env,
 };
 use super::{Model, ModelError, ModelRef, ModelRequest, ModelStream};
 pub(crate) use body::rounded;
@@ -105,14 +105,9 @@ impl OpenAi {
     pub fn model(&self) -> &str {
         &self.model
     }
-}
 
-impl Model for OpenAi {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn stream(&self, request: &ModelRequest) -> ModelStream {
+    /// One turn's stream; `fail_fast` when a model list has a next model.
+    fn start(&self, request: &ModelRequest, fail_fast: bool) -> ModelStream {
         http::stream_request(
             &self.transport,
             &self.schemas,
@@ -123,7 +118,22 @@ impl Model for OpenAi {
             }),
             decode::Decoder::new(self.transport.provider.clone()),
             error::classify,
+            fail_fast,
         )
+    }
+}
+
+impl Model for OpenAi {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stream(&self, request: &ModelRequest) -> ModelStream {
+        self.start(request, false)
+    }
+
+    fn stream_with_fallback(&self, request: &ModelRequest) -> ModelStream {
+        self.start(request, true)
     }
 }
 
@@ -203,6 +213,14 @@ impl OpenAiBuilder {
         self
     }
 
+    /// Client-side rate limits for this provider account (see
+    /// [`RateLimits`]): every model of the process with the same provider,
+    /// base URL and key shares them, the last configured winning.
+    pub fn rate_limits(mut self, limits: RateLimits) -> Self {
+        self.http.limits = limits;
+        self
+    }
+
     /// How long connecting may take (default 15 s).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.http.connect_timeout = timeout;
@@ -278,6 +296,12 @@ impl OpenAiBuilder {
                 secret_header(&provider, &format!("Bearer {}", key.expose()))?,
             );
         }
+        let limiter = limit::shared(
+            &provider,
+            &url,
+            key.as_ref().map(ApiKey::expose),
+            self.http.limits,
+        );
         let client =
             http::build_client(&provider, self.http.connect_timeout, self.http.read_timeout)?;
         Ok(OpenAi {
@@ -291,6 +315,7 @@ impl OpenAiBuilder {
                 client,
                 retry: self.http.retry,
                 key,
+                limiter,
             }),
             options: BodyOptions {
                 max_tokens_field: self.max_tokens_field,

@@ -2,11 +2,13 @@
 //! streaming driver and tool-schema normalisation.
 
 pub(crate) mod http;
+pub(crate) mod limit;
 mod retry;
 mod schema;
 mod secret;
 pub(crate) mod sse;
 
+pub use limit::RateLimits;
 pub use retry::{RetryNotice, RetryPolicy};
 pub use schema::SchemaProfile;
 pub use secret::ApiKey;
@@ -23,6 +25,8 @@ pub(crate) struct HttpSettings {
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     pub headers: Vec<(String, String)>,
+    /// Client-side rate limits (none by default).
+    pub limits: super::RateLimits,
 }
 
 impl Default for HttpSettings {
@@ -32,6 +36,7 @@ impl Default for HttpSettings {
             connect_timeout: http::DEFAULT_CONNECT_TIMEOUT,
             read_timeout: http::DEFAULT_READ_TIMEOUT,
             headers: Vec::new(),
+            limits: super::RateLimits::default(),
         }
     }
 }

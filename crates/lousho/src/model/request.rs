@@ -54,6 +54,14 @@ pub struct ModelSettings {
     /// [`Thinking::Default`]: nothing is sent).
     #[serde(default, skip_serializing_if = "Thinking::is_default")]
     pub thinking: Thinking,
+    /// A JSON Schema the final answer must match, sent as the provider's
+    /// native structured output (OpenAI `response_format` with a strict
+    /// `json_schema`; Anthropic `output_config.format`); tools stay
+    /// callable before the answer. Usually set through
+    /// [`RunRequest::output`](crate::agent::RunRequest::output), which also
+    /// checks the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<super::OutputSchema>,
 }
 
 /// Reasoning before the answer, for models that do it. See
@@ -152,6 +160,13 @@ impl ModelSettings {
     #[must_use]
     pub fn thinking(mut self, thinking: Thinking) -> Self {
         self.thinking = thinking;
+        self
+    }
+
+    /// Sets the schema the final answer must match.
+    #[must_use]
+    pub fn output(mut self, schema: super::OutputSchema) -> Self {
+        self.output = Some(schema);
         self
     }
 

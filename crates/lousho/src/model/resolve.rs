@@ -100,16 +100,18 @@ pub fn resolve_model_with_env(
     model: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>, ModelError> {
-    resolve_model_at(model, env, None)
+    resolve_model_at(model, env, None, super::RateLimits::default())
 }
 
 /// [`resolve_model_with_env`] with the provider's base URL set (a spec's
-/// `modelOptions.baseUrl`) instead of read from the environment; the `test`
-/// model ignores it.
+/// `modelOptions.baseUrl`) instead of read from the environment, and its
+/// client-side rate limits (`modelOptions.limits`); the `test` model ignores
+/// both.
 pub(crate) fn resolve_model_at(
     model: &str,
     env: &dyn Fn(&str) -> Option<String>,
     base_url: Option<&str>,
+    limits: super::RateLimits,
 ) -> Result<Arc<dyn Model>, ModelError> {
     let env: EnvLookup<'_> = env;
     let (vendor, rest) = model.split_once('/').unwrap_or((model, ""));
@@ -137,10 +139,10 @@ pub(crate) fn resolve_model_at(
             if let Some(url) = base_url {
                 builder = builder.base_url(url);
             }
-            Ok(Arc::new(builder.build_with_env(env)?))
+            Ok(Arc::new(builder.rate_limits(limits).build_with_env(env)?))
         }
         "anthropic" => {
-            let mut builder = Anthropic::builder(rest);
+            let mut builder = Anthropic::builder(rest).rate_limits(limits);
             if let Some(url) = base_url {
                 builder = builder.base_url(url);
             }

@@ -154,6 +154,8 @@ fn message(m: &Message) -> Option<Value> {
                 // A provider's own blocks (Anthropic's server-side tool search)
                 // mean nothing to the client's model.
                 Part::Provider(_) => return None,
+                // Requests carry a summary as text (see agent::context).
+                Part::Summary(s) => json!({ "type": "text", "text": s.text }),
             })
         })
         .collect();

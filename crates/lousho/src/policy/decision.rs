@@ -71,6 +71,9 @@ pub enum DecisionReason {
     /// The tool's pin holds it back (`pin: enforce`, and the tool is new or
     /// its definition changed since pinned).
     Pin,
+    /// The call was in flight when its run stopped (a crash), and its tool
+    /// is neither read-only nor idempotent: running it again needs a yes.
+    Interrupted,
 }
 
 impl fmt::Display for DecisionReason {
@@ -85,6 +88,7 @@ impl fmt::Display for DecisionReason {
             DecisionReason::Custom => f.write_str("custom"),
             DecisionReason::UnknownTool => f.write_str("unknown_tool"),
             DecisionReason::Pin => f.write_str("pin"),
+            DecisionReason::Interrupted => f.write_str("interrupted"),
         }
     }
 }
@@ -92,7 +96,7 @@ impl fmt::Display for DecisionReason {
 /// A string that is not a [`DecisionReason`].
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, untrusted, always, never, custom, unknown_tool or pin)"
+    "`{0}` is not a decision reason (expected rule:<pattern>, callback, annotations, untrusted, always, never, custom, unknown_tool, pin or interrupted)"
 )]
 pub struct ParseDecisionReasonError(String);
 
@@ -114,6 +118,7 @@ impl FromStr for DecisionReason {
             "custom" => DecisionReason::Custom,
             "unknown_tool" => DecisionReason::UnknownTool,
             "pin" => DecisionReason::Pin,
+            "interrupted" => DecisionReason::Interrupted,
             other => return Err(ParseDecisionReasonError(other.to_owned())),
         })
     }

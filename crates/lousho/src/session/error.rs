@@ -18,6 +18,21 @@ pub enum StoreError {
         /// The version the store holds.
         found: u64,
     },
+    /// Another run of the session held its lease for longer than this run
+    /// would wait ([`LeaseSettings::wait`](crate::session::LeaseSettings)).
+    #[error(
+        "session {session:?} is in use by run {holder} and stayed so for {waited_secs} s; try again once it has finished (the lease of a run that crashed runs out by itself, {expires_in_secs} s from now at the latest unless it is still renewed)"
+    )]
+    Busy {
+        /// The session.
+        session: String,
+        /// The run holding its lease.
+        holder: String,
+        /// How long this run waited, in seconds.
+        waited_secs: u64,
+        /// How long the holder's lease has left unless renewed, in seconds.
+        expires_in_secs: u64,
+    },
     /// No session has this id.
     #[error("no session {session:?} in the store; create it first (or check the name)")]
     NotFound {

@@ -1,11 +1,15 @@
 //! A store in memory: for tests and single-process programs.
 
 use super::store::{check_id, from_unix_millis, now_millis};
-use super::{PausedRun, SessionInfo, SessionStore, StoreError, StoredSession};
+use super::{
+    JournalStart, JournalStatus, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary,
+    SessionInfo, SessionStore, StoreError, StoredSession, WindowCount,
+};
 use crate::model::Message;
 use crate::sync::MutexExt;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// A [`SessionStore`] in memory: gone when the process ends. Cheap; share
 /// it in an `Arc`.
@@ -18,6 +22,35 @@ pub struct MemoryStore {
 struct Inner {
     sessions: HashMap<String, Entry>,
     runs: HashMap<String, PausedRun>,
+    /// Each session's lease: its holder and when it runs out.
+    leases: HashMap<String, (String, Instant)>,
+    /// Journaled runs by id.
+    journals: HashMap<String, Journal>,
+    /// Counters of per-caller limits: when each window started, its count.
+    windows: HashMap<String, (Instant, u64)>,
+}
+
+#[derive(Debug)]
+struct Journal {
+    start: JournalStart,
+    interrupted: bool,
+    steps: Vec<JournalStep>,
+    updated: i64,
+}
+
+impl Inner {
+    /// Running while its holder's lease is live; else interrupted.
+    fn status(&self, journal: &Journal) -> JournalStatus {
+        let live = self
+            .leases
+            .get(&journal.start.session)
+            .is_some_and(|(h, until)| *h == journal.start.holder && *until > Instant::now());
+        if live && !journal.interrupted {
+            JournalStatus::Running
+        } else {
+            JournalStatus::Interrupted
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -121,6 +154,8 @@ impl SessionStore for MemoryStore {
         inner
             .runs
             .retain(|_, r| r.session.as_deref() != Some(session));
+        inner.leases.remove(session);
+        inner.journals.retain(|_, j| j.start.session != session);
         Ok(inner.sessions.remove(session).is_some())
     }
 
@@ -139,5 +174,179 @@ impl SessionStore for MemoryStore {
 
     async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self.inner.lock_unpoisoned().runs.remove(id).is_some())
+    }
+
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<LeaseState, StoreError> {
+        check_id("session id", session)?;
+        let now = Instant::now();
+        let mut inner = self.inner.lock_unpoisoned();
+        if let Some((held_by, until)) = inner.leases.get(session)
+            && held_by != holder
+            && *until > now
+        {
+            return Ok(LeaseState::Held {
+                holder: held_by.clone(),
+                expires_in: *until - now,
+            });
+        }
+        inner
+            .leases
+            .insert(session.to_owned(), (holder.to_owned(), now + ttl));
+        Ok(LeaseState::Acquired)
+    }
+
+    async fn renew_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let mut inner = self.inner.lock_unpoisoned();
+        match inner.leases.get_mut(session) {
+            Some((held_by, until)) if held_by == holder => {
+                *until = Instant::now() + ttl;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn release_lease(&self, session: &str, holder: &str) -> Result<(), StoreError> {
+        let mut inner = self.inner.lock_unpoisoned();
+        if inner.leases.get(session).is_some_and(|(h, _)| h == holder) {
+            inner.leases.remove(session);
+        }
+        Ok(())
+    }
+
+    async fn count_in_window(
+        &self,
+        key: &str,
+        window: Duration,
+        amount: u64,
+        limit: u64,
+    ) -> Result<Option<WindowCount>, StoreError> {
+        let now = Instant::now();
+        let mut inner = self.inner.lock_unpoisoned();
+        let (started, count) = inner.windows.entry(key.to_owned()).or_insert((now, 0));
+        if now >= *started + window {
+            *started = now;
+            *count = 0;
+        }
+        let added = *count < limit;
+        if added {
+            *count = count.saturating_add(amount);
+        }
+        let resets_in = (*started + window).saturating_duration_since(now);
+        Ok(Some(WindowCount::new(added, *count, resets_in)))
+    }
+
+    async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
+        check_id("run id", &start.run)?;
+        let mut inner = self.inner.lock_unpoisoned();
+        let now = now_millis();
+        match inner.journals.get_mut(&start.run) {
+            Some(journal) => {
+                journal.start.holder = start.holder.clone();
+                journal.start.base_version = start.base_version;
+                journal.interrupted = false;
+                journal.updated = now;
+            }
+            None => {
+                let journal = Journal {
+                    start: start.clone(),
+                    interrupted: false,
+                    steps: Vec::new(),
+                    updated: now,
+                };
+                inner.journals.insert(start.run.clone(), journal);
+            }
+        }
+        Ok(())
+    }
+
+    async fn journal_step(
+        &self,
+        run: &str,
+        seq: u64,
+        step: &JournalStep,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.inner.lock_unpoisoned();
+        let journal = inner
+            .journals
+            .get_mut(run)
+            .ok_or_else(|| StoreError::Backend {
+                backend: "memory",
+                source: format!("no journal of run {run:?}").into(),
+            })?;
+        if journal.steps.len() as u64 != seq {
+            return Err(StoreError::Backend {
+                backend: "memory",
+                source: format!("step {seq} of run {run:?} is out of order").into(),
+            });
+        }
+        journal.steps.push(step.clone());
+        journal.updated = now_millis();
+        Ok(())
+    }
+
+    async fn journal_complete(
+        &self,
+        run: &str,
+        session: &str,
+        expected_version: u64,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        let version = self.append(session, expected_version, messages).await?;
+        self.inner.lock_unpoisoned().journals.remove(run);
+        Ok(version)
+    }
+
+    async fn journal_interrupt(&self, run: &str) -> Result<(), StoreError> {
+        if let Some(journal) = self.inner.lock_unpoisoned().journals.get_mut(run) {
+            journal.interrupted = true;
+        }
+        Ok(())
+    }
+
+    async fn journal_delete(&self, run: &str) -> Result<bool, StoreError> {
+        Ok(self.inner.lock_unpoisoned().journals.remove(run).is_some())
+    }
+
+    async fn journal_load(&self, run: &str) -> Result<Option<JournaledRun>, StoreError> {
+        let inner = self.inner.lock_unpoisoned();
+        Ok(inner.journals.get(run).map(|j| JournaledRun {
+            id: run.to_owned(),
+            session: j.start.session.clone(),
+            status: inner.status(j),
+            base_version: j.start.base_version,
+            input: j.start.input.clone(),
+            steps: j.steps.clone(),
+            context: j.start.context.clone(),
+            updated_at: from_unix_millis(j.updated),
+        }))
+    }
+
+    async fn journal_list(&self, session: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+        let inner = self.inner.lock_unpoisoned();
+        let mut all: Vec<RunSummary> = inner
+            .journals
+            .values()
+            .filter(|j| session.is_none_or(|s| s == j.start.session))
+            .map(|j| RunSummary {
+                id: j.start.run.clone(),
+                session: j.start.session.clone(),
+                status: inner.status(j),
+                steps: j.steps.len() as u64,
+                updated_at: from_unix_millis(j.updated),
+            })
+            .collect();
+        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        Ok(all)
     }
 }

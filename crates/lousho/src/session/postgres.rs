@@ -1,10 +1,19 @@
 //! The PostgreSQL store: for replicas of a served agent sharing one database.
 
+use super::journal::encode_step;
 use super::store::{check_id, decode_message, decode_run, encode_message, encode_run, now_millis};
-use super::{PausedRun, SessionInfo, SessionStore, StoreError, StoredSession};
+use super::{
+    JournalStart, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary, SessionInfo,
+    SessionStore, StoreError, StoredSession, WindowCount,
+};
 use crate::model::Message;
+use std::time::Duration;
 use tokio::sync::Mutex;
-use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement};
+use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
+
+mod journal;
+mod lease;
+mod window;
 
 const BACKEND: &str = "postgres";
 
@@ -35,6 +44,38 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     CREATE INDEX lousho_paused_runs_by_session ON lousho_paused_runs (session_id);",
+    // 2: run leases (one run at a time per session).
+    "CREATE TABLE lousho_leases (
+        session_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        heartbeat_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );",
+    // 3: the step journal of runs (resumable after a crash).
+    "CREATE TABLE lousho_runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        status TEXT NOT NULL,
+        base_version BIGINT NOT NULL,
+        input TEXT NOT NULL,
+        context TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX lousho_runs_by_session ON lousho_runs (session_id);
+    CREATE TABLE lousho_run_steps (
+        run_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );",
+    // 4: counters of per-caller limits (runs a minute, tokens a day).
+    "CREATE TABLE lousho_limit_windows (
+        key TEXT PRIMARY KEY,
+        window_start BIGINT NOT NULL,
+        count BIGINT NOT NULL
+    );",
 ];
 
 /// A [`SessionStore`] in PostgreSQL (feature `postgres`): several processes
@@ -58,6 +99,8 @@ struct Conn {
     load_messages: Statement,
     bump_version: Statement,
     insert_messages: Statement,
+    insert_step: Statement,
+    touch_run: Statement,
 }
 
 fn db(e: tokio_postgres::Error) -> StoreError {
@@ -119,6 +162,14 @@ async fn open(config: &Config) -> Result<Conn, StoreError> {
             )
             .await
             .map_err(db)?,
+        insert_step: client
+            .prepare("INSERT INTO lousho_run_steps (run_id, seq, body) VALUES ($1, $2, $3)")
+            .await
+            .map_err(db)?,
+        touch_run: client
+            .prepare("UPDATE lousho_runs SET updated_at = $2 WHERE id = $1")
+            .await
+            .map_err(db)?,
         client,
     })
 }
@@ -157,6 +208,49 @@ async fn migrate(client: &mut Client) -> Result<(), StoreError> {
             .map_err(db)?;
     }
     tx.commit().await.map_err(db)
+}
+
+/// Appends `bodies` inside `tx` if the session is at `expected`; the new
+/// version. The row lock of the version bump orders concurrent appends; the
+/// loser sees the new version and changes nothing.
+async fn append_in(
+    tx: &Transaction<'_>,
+    load_session: &Statement,
+    bump_version: &Statement,
+    insert_messages: &Statement,
+    session: &str,
+    expected_version: u64,
+    bodies: &[String],
+) -> Result<u64, StoreError> {
+    let expected = expected_version as i64;
+    let version = expected + bodies.len() as i64;
+    let seqs: Vec<i64> = (expected..version).collect();
+    let n = tx
+        .execute(
+            bump_version,
+            &[&session, &version, &now_millis(), &expected],
+        )
+        .await
+        .map_err(db)?;
+    if n == 0 {
+        let found = tx.query_opt(load_session, &[&session]).await.map_err(db)?;
+        return Err(match found {
+            None => StoreError::NotFound {
+                session: session.to_owned(),
+            },
+            Some(row) => StoreError::Conflict {
+                session: session.to_owned(),
+                expected: expected_version,
+                found: u64::try_from(row.get::<_, i64>(0)).unwrap_or(0),
+            },
+        });
+    }
+    if !bodies.is_empty() {
+        tx.execute(insert_messages, &[&session, &seqs, &bodies])
+            .await
+            .map_err(db)?;
+    }
+    Ok(version as u64)
 }
 
 #[async_trait::async_trait]
@@ -222,44 +316,21 @@ impl SessionStore for PostgresStore {
         messages: &[Message],
     ) -> Result<u64, StoreError> {
         let bodies: Vec<String> = messages.iter().map(encode_message).collect();
-        let expected = expected_version as i64;
-        let version = expected + bodies.len() as i64;
-        let seqs: Vec<i64> = (expected..version).collect();
         let mut guard = self.conn().await?;
         let conn = guard.as_mut().ok_or_else(not_open)?;
         let tx = conn.client.transaction().await.map_err(db)?;
-        // The row lock orders concurrent appends; the loser sees the new
-        // version and changes nothing.
-        let n = tx
-            .execute(
-                &conn.bump_version,
-                &[&session, &version, &now_millis(), &expected],
-            )
-            .await
-            .map_err(db)?;
-        if n == 0 {
-            let found = tx
-                .query_opt(&conn.load_session, &[&session])
-                .await
-                .map_err(db)?;
-            return Err(match found {
-                None => StoreError::NotFound {
-                    session: session.to_owned(),
-                },
-                Some(row) => StoreError::Conflict {
-                    session: session.to_owned(),
-                    expected: expected_version,
-                    found: u64::try_from(row.get::<_, i64>(0)).unwrap_or(0),
-                },
-            });
-        }
-        if !bodies.is_empty() {
-            tx.execute(&conn.insert_messages, &[&session, &seqs, &bodies])
-                .await
-                .map_err(db)?;
-        }
+        let version = append_in(
+            &tx,
+            &conn.load_session,
+            &conn.bump_version,
+            &conn.insert_messages,
+            session,
+            expected_version,
+            &bodies,
+        )
+        .await?;
         tx.commit().await.map_err(db)?;
-        Ok(version as u64)
+        Ok(version)
     }
 
     async fn list(&self) -> Result<Vec<SessionInfo>, StoreError> {
@@ -296,6 +367,13 @@ impl SessionStore for PostgresStore {
         )
         .await
         .map_err(db)?;
+        tx.execute(
+            "DELETE FROM lousho_leases WHERE session_id = $1",
+            &[&session],
+        )
+        .await
+        .map_err(db)?;
+        journal::delete_session_runs(&tx, session).await?;
         let n = tx
             .execute("DELETE FROM lousho_sessions WHERE id = $1", &[&session])
             .await
@@ -346,6 +424,105 @@ impl SessionStore for PostgresStore {
             .await
             .map_err(db)?;
         Ok(n > 0)
+    }
+
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<LeaseState, StoreError> {
+        check_id("session id", session)?;
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        lease::acquire(&conn.client, session, holder, ttl).await
+    }
+
+    async fn renew_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        lease::renew(&conn.client, session, holder, ttl).await
+    }
+
+    async fn release_lease(&self, session: &str, holder: &str) -> Result<(), StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        lease::release(&conn.client, session, holder).await
+    }
+
+    async fn count_in_window(
+        &self,
+        key: &str,
+        window: Duration,
+        amount: u64,
+        limit: u64,
+    ) -> Result<Option<WindowCount>, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        window::count(&conn.client, key, window, amount, limit)
+            .await
+            .map(Some)
+    }
+
+    async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
+        check_id("run id", &start.run)?;
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::begin(&conn.client, start).await
+    }
+
+    async fn journal_step(
+        &self,
+        run: &str,
+        seq: u64,
+        step: &JournalStep,
+    ) -> Result<(), StoreError> {
+        let body = encode_step(step)?;
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::step(conn, run, seq, &body).await
+    }
+
+    async fn journal_complete(
+        &self,
+        run: &str,
+        session: &str,
+        expected_version: u64,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        let bodies: Vec<String> = messages.iter().map(encode_message).collect();
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::complete(conn, run, session, expected_version, &bodies).await
+    }
+
+    async fn journal_interrupt(&self, run: &str) -> Result<(), StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::interrupt(&conn.client, run).await
+    }
+
+    async fn journal_delete(&self, run: &str) -> Result<bool, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::delete(&mut conn.client, run).await
+    }
+
+    async fn journal_load(&self, run: &str) -> Result<Option<JournaledRun>, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::load(&mut conn.client, run).await
+    }
+
+    async fn journal_list(&self, session: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        journal::list(&conn.client, session).await
     }
 }
 

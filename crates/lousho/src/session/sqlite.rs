@@ -1,13 +1,21 @@
 //! The SQLite store: one file, WAL, the embedded default.
 
+use super::journal::encode_step;
 use super::store::{check_id, decode_message, decode_run, encode_message, encode_run, now_millis};
-use super::{PausedRun, SessionInfo, SessionStore, StoreError, StoredSession};
+use super::{
+    JournalStart, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary, SessionInfo,
+    SessionStore, StoreError, StoredSession, WindowCount,
+};
 use crate::model::Message;
 use crate::sync::MutexExt;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod journal;
+mod lease;
+mod window;
 
 const BACKEND: &str = "sqlite";
 
@@ -38,6 +46,38 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     CREATE INDEX paused_runs_by_session ON paused_runs (session_id);",
+    // 2: run leases (one run at a time per session).
+    "CREATE TABLE leases (
+        session_id TEXT PRIMARY KEY NOT NULL,
+        holder TEXT NOT NULL,
+        heartbeat_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    );",
+    // 3: the step journal of runs (resumable after a crash).
+    "CREATE TABLE runs (
+        id TEXT PRIMARY KEY NOT NULL,
+        session_id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        status TEXT NOT NULL,
+        base_version INTEGER NOT NULL,
+        input TEXT NOT NULL,
+        context TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX runs_by_session ON runs (session_id);
+    CREATE TABLE run_steps (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );",
+    // 4: counters of per-caller limits (runs a minute, tokens a day).
+    "CREATE TABLE limit_windows (
+        key TEXT PRIMARY KEY NOT NULL,
+        window_start INTEGER NOT NULL,
+        count INTEGER NOT NULL
+    );",
 ];
 
 /// A [`SessionStore`] in a SQLite file (feature `sqlite`).
@@ -149,6 +189,48 @@ fn session_info(conn: &Connection, session: &str) -> Result<Option<SessionInfo>,
         .map_err(db)
 }
 
+/// Appends `bodies` inside `tx` if the session is at `expected`; the new version.
+fn append_in(
+    tx: &Connection,
+    session: String,
+    expected: u64,
+    bodies: &[String],
+) -> Result<u64, StoreError> {
+    let found: Option<i64> = tx
+        .prepare_cached("SELECT version FROM sessions WHERE id = ?1")
+        .map_err(db)?
+        .query_row([&session], |r| r.get(0))
+        .optional()
+        .map_err(db)?;
+    let Some(found) = found else {
+        return Err(StoreError::NotFound { session });
+    };
+    let found = found as u64;
+    if found != expected {
+        return Err(StoreError::Conflict {
+            session,
+            expected,
+            found,
+        });
+    }
+    {
+        let mut insert = tx
+            .prepare_cached("INSERT INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)")
+            .map_err(db)?;
+        for (i, body) in bodies.iter().enumerate() {
+            insert
+                .execute(params![session, (found + i as u64) as i64, body])
+                .map_err(db)?;
+        }
+    }
+    let version = found + bodies.len() as u64;
+    tx.prepare_cached("UPDATE sessions SET version = ?2, updated_at = ?3 WHERE id = ?1")
+        .map_err(db)?
+        .execute(params![session, version as i64, now_millis()])
+        .map_err(db)?;
+    Ok(version)
+}
+
 #[async_trait::async_trait]
 impl SessionStore for SqliteStore {
     async fn create(&self, session: &str) -> Result<SessionInfo, StoreError> {
@@ -216,40 +298,7 @@ impl SessionStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(db)?;
-            let found: Option<i64> = tx
-                .prepare_cached("SELECT version FROM sessions WHERE id = ?1")
-                .map_err(db)?
-                .query_row([&session], |r| r.get(0))
-                .optional()
-                .map_err(db)?;
-            let Some(found) = found else {
-                return Err(StoreError::NotFound { session });
-            };
-            let found = found as u64;
-            if found != expected_version {
-                return Err(StoreError::Conflict {
-                    session,
-                    expected: expected_version,
-                    found,
-                });
-            }
-            {
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)",
-                    )
-                    .map_err(db)?;
-                for (i, body) in bodies.iter().enumerate() {
-                    insert
-                        .execute(params![session, (found + i as u64) as i64, body])
-                        .map_err(db)?;
-                }
-            }
-            let version = found + bodies.len() as u64;
-            tx.prepare_cached("UPDATE sessions SET version = ?2, updated_at = ?3 WHERE id = ?1")
-                .map_err(db)?
-                .execute(params![session, version as i64, now_millis()])
-                .map_err(db)?;
+            let version = append_in(&tx, session, expected_version, &bodies)?;
             tx.commit().map_err(db)?;
             Ok(version)
         })
@@ -289,6 +338,9 @@ impl SessionStore for SqliteStore {
                 .map_err(db)?;
             tx.execute("DELETE FROM paused_runs WHERE session_id = ?1", [&session])
                 .map_err(db)?;
+            tx.execute("DELETE FROM leases WHERE session_id = ?1", [&session])
+                .map_err(db)?;
+            journal::delete_session_runs(&tx, &session)?;
             let n = tx
                 .execute("DELETE FROM sessions WHERE id = ?1", [&session])
                 .map_err(db)?;
@@ -342,5 +394,99 @@ impl SessionStore for SqliteStore {
             Ok(n > 0)
         })
         .await
+    }
+
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<LeaseState, StoreError> {
+        check_id("session id", session)?;
+        let (session, holder) = (session.to_owned(), holder.to_owned());
+        self.with(move |conn| lease::acquire(conn, &session, &holder, ttl))
+            .await
+    }
+
+    async fn renew_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let (session, holder) = (session.to_owned(), holder.to_owned());
+        self.with(move |conn| lease::renew(conn, &session, &holder, ttl))
+            .await
+    }
+
+    async fn release_lease(&self, session: &str, holder: &str) -> Result<(), StoreError> {
+        let (session, holder) = (session.to_owned(), holder.to_owned());
+        self.with(move |conn| lease::release(conn, &session, &holder))
+            .await
+    }
+
+    async fn count_in_window(
+        &self,
+        key: &str,
+        window: Duration,
+        amount: u64,
+        limit: u64,
+    ) -> Result<Option<WindowCount>, StoreError> {
+        let key = key.to_owned();
+        self.with(move |conn| window::count(conn, &key, window, amount, limit))
+            .await
+            .map(Some)
+    }
+
+    async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
+        check_id("run id", &start.run)?;
+        let start = start.clone();
+        self.with(move |conn| journal::begin(conn, &start)).await
+    }
+
+    async fn journal_step(
+        &self,
+        run: &str,
+        seq: u64,
+        step: &JournalStep,
+    ) -> Result<(), StoreError> {
+        let body = encode_step(step)?;
+        let run = run.to_owned();
+        self.with(move |conn| journal::step(conn, &run, seq, &body))
+            .await
+    }
+
+    async fn journal_complete(
+        &self,
+        run: &str,
+        session: &str,
+        expected_version: u64,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        let bodies: Vec<String> = messages.iter().map(encode_message).collect();
+        let (run, session) = (run.to_owned(), session.to_owned());
+        self.with(move |conn| journal::complete(conn, &run, session, expected_version, &bodies))
+            .await
+    }
+
+    async fn journal_interrupt(&self, run: &str) -> Result<(), StoreError> {
+        let run = run.to_owned();
+        self.with(move |conn| journal::interrupt(conn, &run)).await
+    }
+
+    async fn journal_delete(&self, run: &str) -> Result<bool, StoreError> {
+        let run = run.to_owned();
+        self.with(move |conn| journal::delete(conn, &run)).await
+    }
+
+    async fn journal_load(&self, run: &str) -> Result<Option<JournaledRun>, StoreError> {
+        let run = run.to_owned();
+        self.with(move |conn| journal::load(conn, &run)).await
+    }
+
+    async fn journal_list(&self, session: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+        let session = session.map(str::to_owned);
+        self.with(move |conn| journal::list(conn, session.as_deref()))
+            .await
     }
 }

@@ -1,7 +1,10 @@
 //! The store trait and the records it keeps.
 
 use super::StoreError;
+use super::journal::{JournalStart, JournalStep, JournaledRun, RunSummary};
+use super::lease::LeaseState;
 use super::run_state::RunState;
+use super::window::WindowCount;
 use crate::model::Message;
 use serde_json::Value;
 use std::fmt;
@@ -45,7 +48,7 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Every session, most recently updated first (without messages).
     async fn list(&self) -> Result<Vec<SessionInfo>, StoreError>;
 
-    /// Deletes a session, its messages and its paused runs; `false` if there
+    /// Deletes a session, its messages, its paused and journaled runs and its lease; `false` if there
     /// was no such session.
     async fn delete(&self, session: &str) -> Result<bool, StoreError>;
 
@@ -57,6 +60,124 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
 
     /// Deletes the paused run saved under `id`; `false` if there was none.
     async fn delete_run(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Takes the run lease of `session` for `holder` (a run id) for `ttl`,
+    /// if it is free, has run out, or is `holder`'s already; otherwise says
+    /// who holds it. The session need not exist. See [`LeaseSettings`](super::LeaseSettings).
+    ///
+    /// The default keeps no leases (every caller gets the lease): a store
+    /// without them lets runs of one session overlap, and the later one to
+    /// finish fails with [`StoreError::Conflict`].
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<LeaseState, StoreError> {
+        let _ = (session, holder, ttl);
+        Ok(LeaseState::Acquired)
+    }
+
+    /// Renews `holder`'s lease of `session` for `ttl` from now (its
+    /// heartbeat); `false` if `holder` no longer holds it (it ran out and
+    /// another run took it over).
+    async fn renew_lease(
+        &self,
+        session: &str,
+        holder: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let _ = (session, holder, ttl);
+        Ok(true)
+    }
+
+    /// Gives back `holder`'s lease of `session` (nothing if `holder` does
+    /// not hold it).
+    async fn release_lease(&self, session: &str, holder: &str) -> Result<(), StoreError> {
+        let _ = (session, holder);
+        Ok(())
+    }
+
+    /// Starts the step journal of a run (see [`JournalStep`]), or hands an
+    /// existing run's journal to a new holder (a resumed run: its steps are
+    /// kept, its status is running again).
+    ///
+    /// The default keeps no journal: such a store's runs are not resumable
+    /// after a crash.
+    async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
+        let _ = start;
+        Ok(())
+    }
+
+    /// Commits step `seq` (from 0) of `run`, in one transaction.
+    async fn journal_step(
+        &self,
+        run: &str,
+        seq: u64,
+        step: &JournalStep,
+    ) -> Result<(), StoreError> {
+        let _ = (run, seq, step);
+        Ok(())
+    }
+
+    /// A run completed: appends `messages` to `session` as
+    /// [`append`](SessionStore::append) does and removes the run's journal,
+    /// in one transaction.
+    async fn journal_complete(
+        &self,
+        run: &str,
+        session: &str,
+        expected_version: u64,
+        messages: &[Message],
+    ) -> Result<u64, StoreError> {
+        let _ = run;
+        self.append(session, expected_version, messages).await
+    }
+
+    /// Marks `run` interrupted (it failed or was cancelled): resumable.
+    async fn journal_interrupt(&self, run: &str) -> Result<(), StoreError> {
+        let _ = run;
+        Ok(())
+    }
+
+    /// Removes a run's journal; `false` if there was none.
+    async fn journal_delete(&self, run: &str) -> Result<bool, StoreError> {
+        let _ = run;
+        Ok(false)
+    }
+
+    /// A run's journal with its steps, if the store has it.
+    async fn journal_load(&self, run: &str) -> Result<Option<JournaledRun>, StoreError> {
+        let _ = run;
+        Ok(None)
+    }
+
+    /// The journaled runs of `session` (`None`: of every session), most
+    /// recently updated first.
+    async fn journal_list(&self, session: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
+        let _ = session;
+        Ok(Vec::new())
+    }
+
+    /// Adds `amount` to the counter `key` if its count in the current
+    /// window is below `limit`, in one transaction, and returns the counter
+    /// (see [`WindowCount`]). A window starts with the first count after the
+    /// previous one ended and lasts `window`; then the count starts from 0
+    /// again. Per-caller limits of served agents keep their counts here, so
+    /// replicas sharing a store count together.
+    ///
+    /// The default keeps no counters (`Ok(None)`): the caller then counts
+    /// in its own memory, per process.
+    async fn count_in_window(
+        &self,
+        key: &str,
+        window: Duration,
+        amount: u64,
+        limit: u64,
+    ) -> Result<Option<WindowCount>, StoreError> {
+        let _ = (key, window, amount, limit);
+        Ok(None)
+    }
 
     /// Loads a session, creating it empty if it does not exist (two callers
     /// racing to create it both end with the one session).

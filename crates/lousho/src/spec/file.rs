@@ -18,8 +18,8 @@ pub(crate) struct SpecFile {
     pub name: Option<String>,
     /// What the agent does (the served tool's description).
     pub description: Option<String>,
-    /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, `test` (offline), or `sampling` (served over MCP: the calling client's model).
-    pub model: Option<String>,
+    /// `vendor/model`: `openai/gpt-4o-mini`, `anthropic/…`, `openrouter/<vendor>/<model>`, `ollama/<model>`, `test` (offline), or `sampling` (served over MCP: the calling client's model). Or a list of them, tried in order: the next one answers when one is rate limited, overloaded, gets a conversation too long for it, or still fails after its retries.
+    pub model: Option<ModelFile>,
     /// The provider's base URL and sampling settings for `model`.
     pub model_options: Option<ModelOptionsFile>,
     /// The system prompt.
@@ -37,6 +37,14 @@ pub(crate) struct SpecFile {
     /// The most tokens (estimated: one per 4 bytes of JSON) of conversation one model request may carry, system prompt and tools included; a longer conversation (a stored session that grew) is sent without its oldest whole turns. Default: no limit.
     #[schemars(range(min = 1))]
     pub context_budget: Option<usize>,
+    /// Summarise older messages with a model instead of leaving them out when the conversation passes `contextBudget` (which it needs): tool results are trimmed first, the first message (the task) stays, the summary is kept in the session naming the messages it replaces. `{}` for the agent's own model and the defaults.
+    pub compaction: Option<CompactionFile>,
+    /// A JSON Schema the final answer must match, sent as the provider's structured output (OpenAI `response_format`, Anthropic `output_config.format`); the answer is checked, one that does not fit is sent back twice at most, and `lousho run --json` prints it as `output` in its `done` line.
+    pub output: Option<OutputFile>,
+    /// Limits on what each run may spend; a run that reaches one stops with status `budget_exceeded` (`lousho run` exits with 5).
+    pub budget: Option<BudgetFile>,
+    /// Limits on what all runs of one session together may spend (the same keys as `budget`): a `lousho run --session` conversation's runs in one process; served by `lousho mcp`, all calls of one MCP session (a stdio connection, an HTTP `Mcp-Session-Id`; over stateless HTTP each call is its own). A run that reaches one stops with status `budget_exceeded`, scope `session`.
+    pub session_budget: Option<BudgetFile>,
     /// MCP servers by name, or the path of another client's MCP config (relative to this file): `.mcp.json`, `claude_desktop_config.json`, `.cursor/mcp.json`, `.vscode/mcp.json` or Codex's `config.toml`.
     pub mcp_servers: Option<McpServersField>,
     /// Tool search: `auto` (default: above 30 tools or 10 % of the model's context, MCP tools are held back and found with a `tool_search` tool), `on` or `off`.
@@ -55,6 +63,112 @@ pub(crate) struct SpecFile {
     pub telemetry: Option<super::telemetry::TelemetryFile>,
     /// More agents by name, each an inline spec or the path of a spec file (relative to this file). `lousho mcp` serves each as one more tool; any agent of the file lists others by name among its `tools` to call them; `lousho run --agent NAME` runs one.
     pub agents: Option<std::collections::BTreeMap<String, AgentEntryFile>>,
+}
+
+/// `output:`: the schema of the final answer.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct OutputFile {
+    /// The JSON Schema (an object schema).
+    pub schema: serde_json::Value,
+    /// Its name for the provider (a-z, A-Z, 0-9, `_`, `-`; default `output`).
+    pub name: Option<String>,
+}
+
+/// `compaction:`: summaries instead of left-out turns.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct CompactionFile {
+    /// The model that writes the summaries, `vendor/model` (e.g. a cheaper one; its key and base URL from the environment). Default: the agent's model.
+    pub model: Option<String>,
+    /// Tokens (estimated) of the newest messages kept as they are. Default: a quarter of `contextBudget`.
+    #[schemars(range(min = 1))]
+    pub keep_tokens: Option<usize>,
+    /// Tool results longer than this many tokens (estimated) are trimmed to it, with a marker, before anything is summarised. Default 500.
+    #[schemars(range(min = 1))]
+    pub tool_result_tokens: Option<usize>,
+    /// The most tokens a summary may take. Default 1024.
+    #[schemars(range(min = 1))]
+    pub summary_tokens: Option<u32>,
+}
+
+impl CompactionFile {
+    /// As the agent's compaction.
+    pub(crate) fn to_compaction(&self) -> crate::agent::Compaction {
+        let mut c = crate::agent::Compaction::new();
+        if let Some(model) = &self.model {
+            c = c.model(model);
+        }
+        if let Some(n) = self.keep_tokens {
+            c = c.keep_tokens(n);
+        }
+        if let Some(n) = self.tool_result_tokens {
+            c = c.tool_result_tokens(n);
+        }
+        if let Some(n) = self.summary_tokens {
+            c = c.summary_tokens(n);
+        }
+        c
+    }
+}
+
+/// `budget:`: limits on what each run may spend (each optional).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct BudgetFile {
+    /// Most input (prompt) tokens, cached ones included.
+    #[schemars(range(min = 1))]
+    pub input_tokens: Option<u64>,
+    /// Most output tokens, reasoning included.
+    #[schemars(range(min = 1))]
+    pub output_tokens: Option<u64>,
+    /// Most input plus output tokens.
+    #[schemars(range(min = 1))]
+    pub total_tokens: Option<u64>,
+    /// Most estimated cost in US dollars (from the price table).
+    #[schemars(range(min = 0))]
+    pub cost_usd: Option<f64>,
+    /// Most wall time per run, in milliseconds.
+    #[schemars(range(min = 1))]
+    pub wall_time_ms: Option<u64>,
+    /// Most model turns.
+    #[schemars(range(min = 1))]
+    pub turns: Option<usize>,
+    /// Most tool calls.
+    pub tool_calls: Option<usize>,
+}
+
+impl BudgetFile {
+    /// As the agent's budget.
+    pub(crate) fn to_budget(&self) -> crate::agent::Budget {
+        let mut b = crate::agent::Budget::new();
+        b.input_tokens = self.input_tokens;
+        b.output_tokens = self.output_tokens;
+        b.total_tokens = self.total_tokens;
+        b.cost_usd = self.cost_usd;
+        b.wall_time = self.wall_time_ms.map(std::time::Duration::from_millis);
+        b.turns = self.turns;
+        b.tool_calls = self.tool_calls;
+        b
+    }
+}
+
+/// `model:`: one model string or a list (the first, then its fallbacks).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum ModelFile {
+    One(String),
+    List(Vec<String>),
+}
+
+impl ModelFile {
+    /// The model strings, in order.
+    pub(crate) fn models(self) -> Vec<String> {
+        match self {
+            Self::One(m) => vec![m],
+            Self::List(l) => l,
+        }
+    }
 }
 
 /// `skills:`: one folder or a list.
@@ -227,6 +341,22 @@ pub(crate) struct ModelOptionsFile {
     pub thinking_budget: Option<u32>,
     /// A reasoning effort: OpenAI `reasoning_effort`; Anthropic adaptive thinking with this effort (Claude 4.6 and later). Not with `thinkingBudget`.
     pub reasoning_effort: Option<crate::model::ReasoningEffort>,
+    /// Client-side rate limits by provider (`openai`, `anthropic`, `openrouter`, `ollama`), for every model of the `model` list from that provider: `{ rpm, tpm }`. Shared by all agents of the process that use the same provider, base URL and key; a request that would pass them waits.
+    #[serde(default)]
+    pub limits: std::collections::BTreeMap<String, RateLimitsFile>,
+}
+
+/// `modelOptions.limits.<provider>`: requests and tokens per minute.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "RateLimits")]
+pub(crate) struct RateLimitsFile {
+    /// The most requests per minute.
+    #[schemars(range(min = 1))]
+    pub rpm: Option<u32>,
+    /// The most tokens (input plus output, estimated before the request and corrected with the usage) per minute.
+    #[schemars(range(min = 1))]
+    pub tpm: Option<u32>,
 }
 
 /// `permissions: { rules: [...] }`.
@@ -327,9 +457,34 @@ pub(crate) struct ServeFile {
     /// Icons for the server and its agent tool: `{ src, mimeType, sizes, theme }`.
     #[serde(default)]
     pub icons: Vec<crate::tool::Icon>,
+    /// Limits on what each caller may run: `perCaller: { concurrentRuns, runsPerMinute, tokensPerDay }`. Counted in the session store when `lousho mcp` has one (`--store`; shared by replicas on PostgreSQL), else in memory; a run past a limit gets HTTP `429` with `Retry-After` (stdio: an `isError` result).
+    pub limits: Option<LimitsFile>,
     /// Keep conversations across calls (default false): the agent tool takes an optional `session` (the id a previous call returned) and every result names its session. `lousho mcp` keeps them in its session store (`--store` / `LOUSHO_STORE`: a SQLite file, or a postgres:// URL that replicas share).
     #[serde(default)]
     pub sessions: bool,
+}
+
+/// `serve.limits`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct LimitsFile {
+    /// Per caller: the OAuth token's subject (and issuer) with `auth: { type: oauth }`, else the client's IP address over HTTP, the one client over stdio.
+    pub per_caller: Option<PerCallerFile>,
+}
+
+/// `serve.limits.perCaller`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct PerCallerFile {
+    /// The most agent runs one caller may have going at once.
+    #[schemars(range(min = 1))]
+    pub concurrent_runs: Option<u32>,
+    /// The most agent runs one caller may start in a minute (the minute starts with its first run).
+    #[schemars(range(min = 1))]
+    pub runs_per_minute: Option<u32>,
+    /// The most model tokens (input plus output) one caller's runs may use in a day; a run is refused once the day's count reached it.
+    #[schemars(range(min = 1))]
+    pub tokens_per_day: Option<u64>,
 }
 
 /// `serve.approvals`.
@@ -341,7 +496,8 @@ pub(crate) enum ApprovalsFile {
     Allow,
 }
 
-/// `auth: { type: bearer, token: "${TOKEN}" }`.
+/// `auth: { type: bearer, token: "${TOKEN}" }` or `auth: { type: oauth,
+/// issuer, audience, … }`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub(crate) enum AuthFile {
@@ -349,5 +505,30 @@ pub(crate) enum AuthFile {
     Bearer {
         /// The token (use `${VAR}`; never write it into the file).
         token: String,
+    },
+    /// Require OAuth 2.1 access tokens (JWTs) from an authorization server:
+    /// the server publishes Protected Resource Metadata (RFC 9728) and
+    /// answers `401` / `403 insufficient_scope` with `WWW-Authenticate`.
+    #[serde(rename = "oauth", rename_all = "camelCase")]
+    OAuth {
+        /// The authorization server's issuer URL (the tokens' `iss`; https,
+        /// or http on loopback). Its keys come from its metadata's `jwks_uri`.
+        issuer: String,
+        /// This server's canonical URL as clients reach it, e.g.
+        /// `https://agents.example.com/mcp`: the tokens' `aud` (RFC 8707
+        /// resource) and the metadata's `resource`.
+        audience: String,
+        /// Scopes every token must carry.
+        #[serde(default)]
+        scopes: Vec<String>,
+        /// Tool-name globs and the scope each needs on top (`research*:
+        /// agents:research`): tools a token lacks the scope for are not
+        /// listed, and calling one gets `403 insufficient_scope`.
+        #[serde(default)]
+        tool_scopes: std::collections::BTreeMap<String, String>,
+        /// The issuer's JWKS URL, instead of the one its metadata names.
+        jwks_uri: Option<String>,
+        /// The allowance for clock differences on `exp` and `nbf` (default 30000).
+        clock_skew_ms: Option<u64>,
     },
 }

@@ -189,11 +189,14 @@ fn config_error(
 }
 
 /// Stdio servers start in the spec's folder; relative `cwd` and relative
-/// commands with a `/` resolve from it, as do `oauth.privateKeyFile` and
-/// `oauth.idp.idTokenFile`.
+/// commands with a `/` resolve from it, as do `oauth.privateKeyFile`,
+/// `oauth.idp.idTokenFile` and `roots`.
 #[cfg(feature = "mcp-client")]
 fn resolve_servers(mut servers: McpServers, dir: &Path) -> McpServers {
     for server in servers.values_mut() {
+        for root in server.roots.iter_mut().filter(|r| r.is_relative()) {
+            *root = join_clean(dir, root);
+        }
         if let Some(oauth) = server.oauth.as_mut() {
             let idp_file = oauth.idp.as_mut().and_then(|i| i.id_token_file.as_mut());
             for file in [oauth.private_key_file.as_mut(), idp_file]

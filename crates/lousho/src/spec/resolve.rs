@@ -29,6 +29,68 @@ pub(super) fn spec_dir(path: &Path) -> PathBuf {
     std::path::absolute(&dir).unwrap_or(dir)
 }
 
+/// `model`: the first model and the fallbacks, each checked to name a known
+/// provider (the first by [`model_settings`]).
+pub(super) fn model_list(
+    model: Option<file::ModelFile>,
+    at: &At<'_>,
+) -> Result<(Option<String>, Vec<String>), SpecError> {
+    let Some(model) = model else {
+        return Ok((None, Vec::new()));
+    };
+    let mut models = model.models();
+    if models.is_empty() {
+        return Err(at.key(
+            SpecErrorKind::Invalid("the model list is empty; name at least one model".into()),
+            "model",
+        ));
+    }
+    let fallbacks = models.split_off(1);
+    for (i, model) in fallbacks.iter().enumerate() {
+        check_model(model).map_err(|kind| at.key(kind, &format!("model[{}]", i + 1)))?;
+    }
+    Ok((models.pop(), fallbacks))
+}
+
+/// `modelOptions.limits`, checked: known providers, limits of at least 1.
+pub(super) fn rate_limits(
+    options: &ModelOptionsFile,
+    at: &At<'_>,
+) -> Result<std::collections::BTreeMap<String, crate::model::RateLimits>, SpecError> {
+    const PROVIDERS: [&str; 4] = ["openai", "anthropic", "openrouter", "ollama"];
+    let mut out = std::collections::BTreeMap::new();
+    for (provider, file) in &options.limits {
+        let key = format!("modelOptions.limits.{provider}");
+        if !PROVIDERS.contains(&provider.as_str()) {
+            let hint = suggest::did_you_mean(provider, PROVIDERS)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Err(at.key(
+                SpecErrorKind::Invalid(format!(
+                    "`{provider}` is not a provider: use openai, anthropic, openrouter or ollama{hint}"
+                )),
+                &key,
+            ));
+        }
+        let mut limits = crate::model::RateLimits::new();
+        for (name, value) in [("rpm", file.rpm), ("tpm", file.tpm)] {
+            match value {
+                Some(0) => {
+                    return Err(at.key(
+                        SpecErrorKind::Invalid("must be at least 1".into()),
+                        &format!("{key}.{name}"),
+                    ));
+                }
+                Some(n) if name == "rpm" => limits = limits.requests_per_minute(n),
+                Some(n) => limits = limits.tokens_per_minute(n),
+                None => {}
+            }
+        }
+        out.insert(provider.clone(), limits);
+    }
+    Ok(out)
+}
+
 /// `model` and `modelOptions`, checked, as the agent's model settings.
 pub(super) fn model_settings(
     model: Option<&str>,
@@ -137,10 +199,76 @@ pub(super) fn check_limits(file: &SpecFile, at: &At<'_>) -> Result<(), SpecError
             "maxTurns",
         ));
     }
+    let costs = [&file.budget, &file.session_budget].map(|b| b.as_ref().and_then(|b| b.cost_usd));
+    if let Some(cost) = costs.into_iter().flatten().next()
+        && !(cost.is_finite() && cost >= 0.0)
+    {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be a number of US dollars, at least 0".into()),
+            "costUsd",
+        ));
+    }
+    if let Some(output) = &file.output {
+        if !output.schema.is_object() {
+            return Err(at.key(
+                SpecErrorKind::Invalid("must be a JSON Schema (a map)".into()),
+                "schema",
+            ));
+        }
+        if let Some(name) = &output.name
+            && (name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        {
+            return Err(at.key(
+                SpecErrorKind::Invalid("use a-z, A-Z, 0-9, `_` and `-`".into()),
+                "name",
+            ));
+        }
+    }
     if file.context_budget == Some(0) {
         return Err(at.key(
             SpecErrorKind::Invalid("must be at least 1 (tokens); leave it out for no limit".into()),
             "contextBudget",
+        ));
+    }
+    if let Some(compaction) = &file.compaction {
+        check_compaction(compaction, file.context_budget.is_some(), at)?;
+    }
+    Ok(())
+}
+
+/// `compaction`: needs `contextBudget`; its model names a known provider,
+/// its limits are at least 1.
+fn check_compaction(
+    c: &file::CompactionFile,
+    has_budget: bool,
+    at: &At<'_>,
+) -> Result<(), SpecError> {
+    if !has_budget {
+        return Err(at.key(
+            SpecErrorKind::Invalid(
+                "needs contextBudget: compaction summarises what passes it".into(),
+            ),
+            "compaction",
+        ));
+    }
+    if let Some(model) = &c.model {
+        check_model(model).map_err(|kind| at.key(kind, "compaction.model"))?;
+    }
+    let zero = [
+        ("compaction.keepTokens", c.keep_tokens == Some(0)),
+        (
+            "compaction.toolResultTokens",
+            c.tool_result_tokens == Some(0),
+        ),
+        ("compaction.summaryTokens", c.summary_tokens == Some(0)),
+    ];
+    if let Some((key, _)) = zero.iter().find(|(_, zero)| *zero) {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be at least 1 (tokens)".into()),
+            key,
         ));
     }
     Ok(())
@@ -173,7 +301,28 @@ pub(super) fn serve_spec(
 ) -> Result<ServeSpec, SpecError> {
     Ok(ServeSpec {
         tools: s.tools,
-        bearer_token: s.auth.map(|AuthFile::Bearer { token }| token),
+        bearer_token: match &s.auth {
+            Some(AuthFile::Bearer { token }) => Some(token.clone()),
+            _ => None,
+        },
+        oauth: match s.auth {
+            Some(AuthFile::OAuth {
+                issuer,
+                audience,
+                scopes,
+                tool_scopes,
+                jwks_uri,
+                clock_skew_ms,
+            }) => Some(super::ServeOAuth {
+                issuer,
+                audience,
+                scopes,
+                tool_scopes: tool_scopes.into_iter().collect(),
+                jwks_uri,
+                clock_skew: clock_skew_ms.map(std::time::Duration::from_millis),
+            }),
+            _ => None,
+        },
         approvals: match (s.approvals, s.allow_approval_tools) {
             (Some(file::ApprovalsFile::Deny), _) => Approvals::Deny,
             (Some(file::ApprovalsFile::Elicit), _) => Approvals::Elicit,
@@ -198,5 +347,34 @@ pub(super) fn serve_spec(
         prompts: super::serve_offers::prompts(s.prompts, agent_prompt, at)?,
         title: s.title,
         icons: s.icons,
+        caller_limits: caller_limits(s.limits, at)?,
     })
+}
+
+/// `serve.limits.perCaller`; a limit of 0 is an error (no run could start).
+fn caller_limits(
+    limits: Option<file::LimitsFile>,
+    at: &At<'_>,
+) -> Result<Option<super::ServeCallerLimits>, SpecError> {
+    let Some(p) = limits.and_then(|l| l.per_caller) else {
+        return Ok(None);
+    };
+    let zero = [
+        ("concurrentRuns", p.concurrent_runs.map(u64::from)),
+        ("runsPerMinute", p.runs_per_minute.map(u64::from)),
+        ("tokensPerDay", p.tokens_per_day),
+    ]
+    .into_iter()
+    .find(|(_, v)| *v == Some(0));
+    if let Some((key, _)) = zero {
+        return Err(at.key(
+            SpecErrorKind::Invalid("must be at least 1 (leave the key out for no limit)".into()),
+            &format!("serve.limits.perCaller.{key}"),
+        ));
+    }
+    Ok(Some(super::ServeCallerLimits {
+        concurrent_runs: p.concurrent_runs,
+        runs_per_minute: p.runs_per_minute,
+        tokens_per_day: p.tokens_per_day,
+    }))
 }

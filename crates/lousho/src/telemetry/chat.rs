@@ -36,6 +36,7 @@ pub(crate) fn traced_stream(
     }
     Box::pin(Traced {
         inner: stream,
+        model_name: model_name.to_owned(),
         span,
         record_content,
         price,
@@ -49,6 +50,8 @@ pub(crate) fn traced_stream(
 
 struct Traced {
     inner: ModelStream,
+    /// `vendor/model`: the `gen_ai.response.model` of a turn that ends well.
+    model_name: String,
     span: Span,
     record_content: bool,
     price: Option<Price>,
@@ -73,6 +76,7 @@ impl Traced {
 
     fn end(&mut self) {
         self.ended = true;
+        span::record_response_model(&self.span, Some(&self.model_name));
         let cost = self.price.map(|p| p.cost(self.usage));
         span::record_usage(&self.span, self.usage, cost);
         let reason = self.finish.as_ref().map(finish_reason);

@@ -53,6 +53,8 @@ fn message(m: &Message) -> Value {
             }),
             // A provider's server-side block (native tool search).
             Part::Provider(b) => json!({"type": "server_tool", "content": b.block}),
+            // Context compaction's summary (requests carry it as text).
+            Part::Summary(s) => json!({"type": "text", "content": s.text}),
         })
         .collect();
     json!({"role": role, "parts": parts})

@@ -32,6 +32,7 @@ pub(crate) fn invoke_agent(agent: Option<&str>, model_name: &str) -> Span {
         gen_ai.provider.name = provider,
         gen_ai.agent.name = agent,
         gen_ai.request.model = model,
+        gen_ai.response.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         lousho.cost.usd = Empty,
@@ -56,6 +57,17 @@ pub(crate) fn record_run_end(
     record_usage(span, usage, cost_usd);
     span.record("lousho.run.turns", i64::try_from(turns).unwrap_or(i64::MAX));
     span.record("lousho.run.status", status);
+}
+
+/// `gen_ai.response.model` on a run's or a request's span: the model part
+/// of the `vendor/model` that answered (with a model list, maybe not the
+/// requested one).
+pub(crate) fn record_response_model(span: &Span, model_name: Option<&str>) {
+    if let Some(name) = model_name
+        && !span.is_disabled()
+    {
+        span.record("gen_ai.response.model", split_model(name).1);
+    }
 }
 
 /// Token counts (and the cost, when known) on a run's or a request's span.
@@ -101,6 +113,7 @@ pub(crate) fn chat(model_name: &str) -> Span {
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = provider,
         gen_ai.request.model = model,
+        gen_ai.response.model = Empty,
         gen_ai.response.finish_reasons = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
@@ -208,6 +221,7 @@ pub(crate) fn mcp_server_call(tool: &str, request_id: &str, session: Option<&str
         gen_ai.tool.name = tool,
         jsonrpc.request.id = request_id,
         mcp.session.id = session,
+        enduser.id = Empty,
         error.type = Empty,
     )
 }

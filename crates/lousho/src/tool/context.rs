@@ -38,6 +38,9 @@ pub struct ToolContext {
     pub(crate) client: Option<Arc<dyn ClientChannel>>,
     /// What the run that made the call hands on to it.
     pub(crate) caller: CallerRun,
+    /// The call's stable id across a crash and resume (a stored session's
+    /// run: `<run id>/<call id>`).
+    pub(crate) idempotency_key: Option<String>,
 }
 
 /// What the run that made a call hands on to the tool, for the layers above
@@ -78,7 +81,24 @@ impl ToolContext {
             state: ConversationState::default(),
             client: None,
             caller: CallerRun::default(),
+            idempotency_key: None,
         }
+    }
+
+    /// A stable id for this call, the same when the run is resumed after a
+    /// crash and the call runs again: `<run id>/<call id>`. Use it as an
+    /// idempotency key with services that take one. Only a stored
+    /// session's run has one (its step journal keeps the run's id); `None`
+    /// otherwise.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref()
+    }
+
+    /// Sets the call's idempotency key.
+    #[must_use]
+    pub(crate) fn with_idempotency_key(mut self, key: Option<String>) -> Self {
+        self.idempotency_key = key;
+        self
     }
 
     /// Ties the call to the run that made it.

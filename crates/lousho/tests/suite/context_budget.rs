@@ -16,7 +16,8 @@ fn pad(tag: &str) -> String {
     format!("{tag} {}", "x".repeat(4000))
 }
 
-fn call(id: &str) -> Message {
+/// An assistant turn that calls `lookup` (id `id`).
+pub(super) fn call(id: &str) -> Message {
     Message {
         role: Role::Assistant,
         parts: vec![Part::ToolCall(ToolCall {
@@ -27,7 +28,8 @@ fn call(id: &str) -> Message {
     }
 }
 
-fn result(id: &str, text: String) -> Message {
+/// The result of call `id`.
+pub(super) fn result(id: &str, text: String) -> Message {
     Message::tool_results([ToolResult {
         call_id: id.into(),
         name: "lookup".into(),

@@ -147,3 +147,38 @@ async fn an_empty_bearer_token_is_refused_at_start() {
         assert!(err.to_string().contains("empty"), "{err}");
     }
 }
+
+#[tokio::test]
+async fn unusable_oauth_settings_are_refused_at_start() {
+    use lousho::mcp::{OAuthResource, OAuthResourceError};
+    let probe = CancelProbe::default();
+    let cases = [
+        // Tokens from a plain-http issuer on the network could be forged.
+        OAuthResource::new("http://idp.example.com", "https://a.example.com/mcp"),
+        OAuthResource::new("https://idp.example.com", "a.example.com/mcp"),
+        OAuthResource::new("https://idp.example.com", "https://a.example.com/mcp")
+            .scope("two words"),
+        OAuthResource::new("https://idp.example.com", "https://a.example.com/mcp")
+            .tool_scope("[", "x"),
+    ];
+    for resource in cases {
+        let err = serve_mcp(
+            ServeOptions::new(fixture_agent(&probe))
+                .http(HttpOptions::new().port(0))
+                .auth(Auth::oauth(resource.clone())),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ServeError::OAuth(
+                    OAuthResourceError::InvalidUrl { .. }
+                        | OAuthResourceError::InvalidScope(_)
+                        | OAuthResourceError::InvalidToolPattern { .. }
+                )
+            ),
+            "{resource:?}: {err}"
+        );
+    }
+}

@@ -1,6 +1,8 @@
+mod agent_hooks;
 mod agent_loop;
 mod agent_tools;
 mod approvals;
+mod budgets;
 #[cfg(feature = "builtin")]
 mod builtins_clock;
 #[cfg(feature = "builtin")]
@@ -11,11 +13,15 @@ mod builtins_races;
 mod builtins_sandbox;
 #[cfg(feature = "builtin")]
 mod builtins_todo;
+mod cassette_model;
+mod compaction;
 mod context_budget;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_approvals;
+#[cfg(feature = "mcp-server")]
+mod mcp_serve_caller_limits;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_errors;
 #[cfg(all(feature = "mcp-server", feature = "builtin", unix))]
@@ -39,6 +45,8 @@ mod mcp_serve_text_progress;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve_transcripts;
 mod model_errors;
+mod model_fallback;
+mod model_limits;
 mod models;
 mod module_layers;
 mod permissions;
@@ -52,6 +60,8 @@ mod resume;
 mod run_request;
 mod sampling_model;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod session_journal;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod session_processes;
 mod session_store;
 #[cfg(all(feature = "builtin", feature = "spec"))]
@@ -64,6 +74,7 @@ mod spec_files;
 mod spec_limits;
 #[cfg(all(feature = "spec", feature = "mcp-server"))]
 mod spec_serve_offers;
+mod structured_output;
 mod tool_input;
 mod tool_offer;
 mod tool_search;

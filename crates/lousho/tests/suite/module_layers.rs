@@ -8,7 +8,9 @@
 //! 0. `sync`, `error_chain`, `interpolate`: helpers with no domain of their own;
 //! 1. `tool`;
 //! 2. `model`, `policy`, `builtin`, `skills` (local skills read through
-//!    the built-in file sandbox);
+//!    the built-in file sandbox), `cassette` (record and replay model and
+//!    MCP traffic: it wraps models and rmcp transports, so the MCP client
+//!    and the agent plug it in from above);
 //! 3. `telemetry`;
 //! 4. `mcp` (its shared pieces) and `mcp::client`;
 //! 5. `session`;
@@ -49,7 +51,7 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 const LAYERS: &[&[&str]] = &[
     &["sync", "error_chain", "interpolate"],
     &["tool"],
-    &["model", "policy", "builtin", "skills"],
+    &["model", "policy", "builtin", "skills", "cassette"],
     &["telemetry"],
     &["mcp", "mcp::client"],
     &["session"],

@@ -253,7 +253,7 @@ async fn a_401_is_an_authentication_error_and_not_retried() {
 }
 
 #[tokio::test]
-async fn overloaded_529_is_retried_up_to_the_bound_then_a_server_error() {
+async fn overloaded_529_is_retried_up_to_the_bound_then_an_overloaded_error() {
     let mock = MockProvider::anthropic()
         .replies((0..5).map(|_| MockReply::error(529, "overloaded_error", "Overloaded")))
         .start()
@@ -267,7 +267,7 @@ async fn overloaded_529_is_retried_up_to_the_bound_then_a_server_error() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ModelError::Server { status: 529, message, .. } if message.contains("Overloaded")),
+        matches!(&err, ModelError::Overloaded { status: 529, message, .. } if message.contains("Overloaded")),
         "{err:?}"
     );
     assert_eq!(mock.requests().len(), 4);
@@ -305,7 +305,7 @@ async fn errors_in_the_stream_are_typed_and_retried_only_before_output() {
     );
     let err = stream.next().await.unwrap().unwrap_err();
     assert!(
-        matches!(&err, ModelError::Server { status: 529, .. }),
+        matches!(&err, ModelError::Overloaded { status: 529, .. }),
         "{err:?}"
     );
     drop(stream);

@@ -317,7 +317,7 @@ async fn server_errors_are_retried_up_to_the_bound_then_returned() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ModelError::Server { status: 503, message, .. } if message.contains("overloaded")),
+        matches!(&err, ModelError::Overloaded { status: 503, message, .. } if message.contains("overloaded")),
         "{err:?}"
     );
     assert_eq!(mock.requests().len(), 3);

@@ -3,15 +3,19 @@
 //! testkit starts; skipped when PostgreSQL is not installed, a failure under
 //! CI=true).
 
+use futures::StreamExt;
 use lousho::agent::RunStatus;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Message, ToolCall, ToolResult};
-use lousho::session::{MemoryStore, PausedRun, SessionStore, StoreError};
+use lousho::session::{
+    LeaseSettings, LeaseState, MemoryStore, PausedRun, SessionStore, StoreError,
+};
 use lousho::tool::DefinedTool;
-use lousho::{Agent, AgentError, RunState, ToolOutput};
+use lousho::{Agent, AgentEvent, RunState, ToolOutput};
 use serde_json::json;
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 type Store = Arc<dyn SessionStore>;
 
@@ -39,8 +43,11 @@ macro_rules! behaviour_suite {
                 concurrent_opens_make_one_session,
                 concurrent_writers_retrying_on_conflict_lose_nothing,
                 a_stored_session_continues_in_a_new_agent,
-                a_second_writer_of_a_session_gets_a_conflict_not_an_overwrite,
+                a_run_of_a_stale_session_continues_after_the_stored_turns,
+                a_session_lease_is_one_holders_until_given_back_or_run_out,
+                two_runs_of_one_session_take_turns,
                 a_paused_turn_of_a_stored_session_is_resumed_from_the_store,
+                counters_count_to_their_limit_in_a_window_then_start_again,
             );
         }
     };
@@ -339,35 +346,219 @@ async fn a_stored_session_continues_in_a_new_agent(store: Store) {
     assert_eq!(session.history(), loaded.messages);
 }
 
-async fn a_second_writer_of_a_session_gets_a_conflict_not_an_overwrite(store: Store) {
-    let (agent, _) = scripted(vec![
-        ScriptedTurn::text("one"),
-        ScriptedTurn::text("lost"),
-        ScriptedTurn::text("two"),
-    ]);
+async fn a_run_of_a_stale_session_continues_after_the_stored_turns(store: Store) {
+    let (agent, model) = scripted(vec![ScriptedTurn::text("one"), ScriptedTurn::text("two")]);
     let first = agent.open_session(store.clone(), "chat").await.unwrap();
     let second = agent.open_session(store.clone(), "chat").await.unwrap();
     first.send("from first").await.unwrap();
-    let err = second.send("from second").await.unwrap_err();
-    assert!(
-        matches!(err, AgentError::Session(ref e) if e.is_conflict()),
-        "{err}"
-    );
-    assert!(
-        second.history().is_empty(),
-        "a failed turn leaves the history"
-    );
-    let loaded = store.load("chat").await.unwrap().unwrap();
-    assert_eq!(
-        loaded.messages,
-        [Message::user("from first"), Message::assistant("one")]
-    );
-    // Reloaded, the second writer goes on after the first.
-    second.reload().await.unwrap();
+    // `second` read the session before the first turn: its run reloads it
+    // (under the lease) instead of failing with a conflict.
     second.send("from second").await.unwrap();
+    let expected = [
+        Message::user("from first"),
+        Message::assistant("one"),
+        Message::user("from second"),
+        Message::assistant("two"),
+    ];
+    assert_eq!(model.last_request().unwrap().messages, expected[..3]);
     let loaded = store.load("chat").await.unwrap().unwrap();
-    assert_eq!(loaded.info.version, 4);
-    assert_eq!(loaded.messages[2], Message::user("from second"));
+    assert_eq!(loaded.messages, expected);
+    assert_eq!(second.history(), expected);
+    // Appends outside runs keep their version checks.
+    let err = store
+        .append("chat", 2, &[Message::user("stale")])
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+}
+
+async fn a_session_lease_is_one_holders_until_given_back_or_run_out(store: Store) {
+    let long = Duration::from_secs(600);
+    let acquired = |s: LeaseState| matches!(s, LeaseState::Acquired);
+    assert!(acquired(store.acquire_lease("s", "a", long).await.unwrap()));
+    match store.acquire_lease("s", "b", long).await.unwrap() {
+        LeaseState::Held { holder, expires_in } => {
+            assert_eq!(holder, "a");
+            assert!(expires_in <= long && expires_in > Duration::ZERO);
+        }
+        other => panic!("b took a's lease: {other:?}"),
+    }
+    assert!(
+        acquired(store.acquire_lease("s", "a", long).await.unwrap()),
+        "the holder takes it again"
+    );
+    assert!(store.renew_lease("s", "a", long).await.unwrap());
+    assert!(!store.renew_lease("s", "b", long).await.unwrap());
+    store.release_lease("s", "b").await.unwrap();
+    assert!(!acquired(
+        store.acquire_lease("s", "b", long).await.unwrap()
+    ));
+    assert!(
+        acquired(store.acquire_lease("other", "b", long).await.unwrap()),
+        "leases are per session"
+    );
+    store.release_lease("s", "a").await.unwrap();
+    assert!(acquired(store.acquire_lease("s", "b", long).await.unwrap()));
+
+    // A holder that stops renewing (crashed) loses the lease once it runs out.
+    assert!(acquired(
+        store
+            .acquire_lease("t", "crashed", Duration::from_millis(50))
+            .await
+            .unwrap()
+    ));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut took_over = false;
+    while Instant::now() < deadline && !took_over {
+        took_over = acquired(store.acquire_lease("t", "next", long).await.unwrap());
+        if !took_over {
+            tokio::task::yield_now().await;
+        }
+    }
+    assert!(took_over, "the lease never ran out");
+    assert!(!store.renew_lease("t", "crashed", long).await.unwrap());
+    assert!(store.delete("t").await.unwrap() || store.load("t").await.unwrap().is_none());
+}
+
+/// The counters of per-caller limits (`count_in_window`): counted up to the
+/// limit in one window (concurrent counts all counted, none past it), then
+/// from 0 again once the window ended.
+async fn counters_count_to_their_limit_in_a_window_then_start_again(store: Store) {
+    let long = Duration::from_secs(600);
+    let count = |key: &'static str, window, amount, limit| {
+        let store = store.clone();
+        async move {
+            store
+                .count_in_window(key, window, amount, limit)
+                .await
+                .unwrap()
+                .expect("this store keeps counters")
+        }
+    };
+    let first = count("k", long, 1, 2).await;
+    assert!(first.added && first.count == 1, "{first:?}");
+    assert!(first.resets_in <= long && first.resets_in > Duration::ZERO);
+    assert_eq!(count("k", long, 1, 2).await.count, 2);
+    let over = count("k", long, 1, 2).await;
+    assert!(!over.added && over.count == 2, "{over:?}");
+    assert!(over.resets_in > Duration::ZERO, "{over:?}");
+    // A check without counting, and an add with no limit.
+    assert!(!count("k", long, 0, 2).await.added);
+    assert!(count("k", long, 0, 3).await.added);
+    assert_eq!(count("k", long, 40, u64::MAX).await.count, 42);
+    assert_eq!(
+        count("other", long, 1, 2).await.count,
+        1,
+        "counters are per key"
+    );
+
+    // Twenty at once against a limit of ten: ten counted.
+    let all = (0..20).map(|_| tokio::spawn(count("race", long, 1, 10)));
+    let added = futures::future::join_all(all)
+        .await
+        .into_iter()
+        .filter(|c| c.as_ref().unwrap().added)
+        .count();
+    assert_eq!(added, 10);
+    assert_eq!(count("race", long, 0, u64::MAX).await.count, 10);
+
+    // Once its window ended a counter starts from 0 again.
+    let short = Duration::from_millis(50);
+    assert!(count("short", short, 1, 1).await.added);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = count("short", short, 1, 1).await;
+        if c.added {
+            assert_eq!(c.count, 1, "{c:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the window never ended");
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn two_runs_of_one_session_take_turns(store: Store) {
+    // The first run's tool waits for the gate; the second run waits for the
+    // first run's lease meanwhile.
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let opened = gate.clone();
+    let wait = DefinedTool::from_json(
+        "wait",
+        "Waits",
+        json!({"type": "object"}),
+        move |_input: serde_json::Value, _ctx: lousho::ToolContext| {
+            let gate = opened.clone();
+            async move {
+                gate.notified().await;
+                ToolOutput::text("waited")
+            }
+        },
+    );
+    let model = ScriptedModel::new(vec![
+        ScriptedTurn::tool_call("wait", json!({})),
+        ScriptedTurn::text("first done"),
+        ScriptedTurn::text("second done"),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tool(wait)
+        .build()
+        .unwrap();
+    let lease = LeaseSettings::new().wait(Duration::from_secs(600));
+    let one = agent
+        .open_session(store.clone(), "shared")
+        .await
+        .unwrap()
+        .with_lease(lease);
+    let two = agent
+        .open_session(store.clone(), "shared")
+        .await
+        .unwrap()
+        .with_lease(lease);
+    let mut first = one.send("first").stream();
+    loop {
+        match first.next().await.unwrap().unwrap() {
+            AgentEvent::ToolCallStarted(_) => break,
+            _ => continue,
+        }
+    }
+    let mut second = two.send("second").stream();
+    match second.next().await.unwrap().unwrap() {
+        AgentEvent::SessionBusy { session, holder } => {
+            assert_eq!(session, "shared");
+            assert!(!holder.is_empty());
+        }
+        other => panic!("the second run did not wait: {other:?}"),
+    }
+    gate.notify_one();
+    let first = reply_of(first).await;
+    let second = reply_of(second).await;
+    assert_eq!(
+        (first.text.as_str(), second.text.as_str()),
+        ("first done", "second done")
+    );
+    let loaded = store.load("shared").await.unwrap().unwrap();
+    let texts: Vec<String> = loaded.messages.iter().map(Message::text).collect();
+    assert_eq!(
+        texts,
+        ["first", "", "", "first done", "second", "second done"],
+        "each run's turn in one piece"
+    );
+    assert_eq!(
+        model.last_request().unwrap().messages.len(),
+        5,
+        "the second run saw the first one's turn"
+    );
+}
+
+/// The reply at the end of a run's events.
+async fn reply_of(mut events: lousho::agent::AgentStream) -> lousho::Reply {
+    while let Some(event) = events.next().await {
+        if let AgentEvent::Done(reply) = event.unwrap() {
+            return *reply;
+        }
+    }
+    panic!("the run ended without a reply")
 }
 
 /// An agent whose `delete` tool needs approval.

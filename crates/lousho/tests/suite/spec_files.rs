@@ -52,7 +52,10 @@ fn the_mcp_entry_schema_knows_every_key_the_client_reads() {
         .approval(lousho::Approval::Never)
         .allow_tools(["x"])
         .startup_timeout(std::time::Duration::from_secs(1))
-        .call_timeout(std::time::Duration::from_secs(2));
+        .call_timeout(std::time::Duration::from_secs(2))
+        .log_level(lousho::tool::LogLevel::Warning)
+        .roots(["data"])
+        .sampling(lousho::mcp::SamplingSettings::allowed().max_tokens(100));
     let http = McpServer::http("http://127.0.0.1:1/mcp").header("X", "y");
     for entry in [stdio, http] {
         let json = serde_json::to_value(&entry).unwrap();
@@ -103,6 +106,39 @@ fn a_spec_becomes_an_agent_with_its_tools_rules_and_servers() {
         agent.tool_decision("day_name").decision,
         lousho::policy::Decision::Deny
     );
+}
+
+#[test]
+fn serve_auth_oauth_names_the_issuer_audience_and_scopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &spec_path,
+        "model: test\nserve:\n  auth:\n    type: oauth\n    issuer: https://idp.example.com\n    audience: https://agents.example.com/mcp\n    scopes: [agent:use]\n    toolScopes: { \"research*\": agent:research }\n    clockSkewMs: 5000\n",
+    )
+    .unwrap();
+    let spec = SpecLoader::new().without_env().load(&spec_path).unwrap();
+    let oauth = spec.serve.oauth.as_ref().unwrap();
+    assert_eq!(oauth.issuer, "https://idp.example.com");
+    assert_eq!(oauth.audience, "https://agents.example.com/mcp");
+    assert_eq!(oauth.scopes, ["agent:use"]);
+    assert_eq!(
+        oauth.tool_scopes,
+        [("research*".to_owned(), "agent:research".to_owned())]
+    );
+    assert_eq!(oauth.clock_skew, Some(std::time::Duration::from_secs(5)));
+    assert!(spec.serve.bearer_token.is_none());
+
+    std::fs::write(
+        &spec_path,
+        "model: test\nserve:\n  auth: { type: oauth, issuer: https://i.example, audience: https://a.example, scope: x }\n",
+    )
+    .unwrap();
+    let err = SpecLoader::new()
+        .without_env()
+        .load(&spec_path)
+        .unwrap_err();
+    assert!(err.to_string().contains("scope"), "{err}");
 }
 
 #[test]
@@ -287,6 +323,32 @@ fn the_serve_section_sets_the_http_load_limits() {
     assert_eq!(s.max_calls, Some(64));
     assert_eq!(s.max_agent_runs, Some(8));
     assert_eq!(s.client_share_percent, Some(100));
+}
+
+#[test]
+fn the_serve_section_sets_per_caller_limits_and_refuses_a_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |yaml: &str| {
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        SpecLoader::new().without_env().load(&path)
+    };
+    let spec = load(
+        "model: test\nserve:\n  limits:\n    perCaller:\n      concurrentRuns: 2\n      runsPerMinute: 10\n      tokensPerDay: 5000\n",
+    )
+    .unwrap();
+    let limits = spec.serve.caller_limits.unwrap();
+    assert_eq!(limits.concurrent_runs, Some(2));
+    assert_eq!(limits.runs_per_minute, Some(10));
+    assert_eq!(limits.tokens_per_day, Some(5000));
+    assert!(load("model: test\n").unwrap().serve.caller_limits.is_none());
+    let zero = load("model: test\nserve:\n  limits:\n    perCaller:\n      runsPerMinute: 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        zero.contains("serve.limits.perCaller.runsPerMinute"),
+        "{zero}"
+    );
 }
 
 #[test]

@@ -10,17 +10,23 @@ use super::live::Live;
 use super::replies::InvalidReply;
 use super::result::to_output;
 use super::tasks;
+use crate::mcp::protocol::carries_request_meta;
 use crate::telemetry::{propagate, span as spans};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientRequest, CreateTaskResult, InputRequiredResult, RequestId,
-    ServerResult,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::{Instrument, Span};
+
+/// The `_meta` key of a call's idempotency key
+/// ([`ToolContext::idempotency_key`]): `<run id>/<call id>`, the same when a
+/// resumed run calls the tool again after a crash.
+pub const IDEMPOTENCY_KEY_META: &str = "dev.lousho/idempotency-key";
 
 /// A server whose calls go through a managed connection (which connects,
 /// reconnects and answers OAuth challenges itself).
@@ -243,6 +249,23 @@ async fn send_call(
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
     options.meta = propagate::inject(span);
+    if let Some(level) = live.and_then(|l| l.handler.log_level)
+        && peer
+            .peer_info()
+            .is_some_and(|i| carries_request_meta(&i.protocol_version))
+    {
+        // 2026-07-28: log messages are asked for per request.
+        options
+            .meta
+            .get_or_insert_with(RequestMetaObject::new)
+            .set_log_level(crate::mcp::log_level::to_rmcp_level(level));
+    }
+    if let Some(key) = ctx.idempotency_key() {
+        let meta = options.meta.get_or_insert_with(RequestMetaObject::new);
+        meta.0
+            .0
+            .insert(IDEMPOTENCY_KEY_META.into(), serde_json::Value::from(key));
+    }
     let handle = peer
         .send_request_with_option(request, options)
         .await

@@ -18,10 +18,13 @@
 //! `approval` (`annotations` | `always` | `never`), `trust` (`annotations` |
 //! `none`), `pin` (`off` | `warn` | `enforce`), `tools` (`{ allow, deny }`),
 //! `startupTimeoutMs`, `callTimeoutMs`, `maxServerRequests`, `stderr`
-//! (`inherit` | `capture`), `oauth`, `preload`, `tasks` and `instructions`.
+//! (`inherit` | `capture`), `oauth`, `preload`, `tasks`, `instructions`,
+//! `logLevel`, `roots` and `sampling`.
 
+use super::sampling::SamplingSettings;
 use crate::policy::{PinMode, ServerPins, Trust};
 use crate::tool::Approval;
+use crate::tool::LogLevel;
 use crate::tool::ToolAnnotations;
 use crate::tool::name::compile_name_globs;
 use schemars::JsonSchema;
@@ -113,6 +116,15 @@ pub struct McpServer {
     /// prompt (default true; bounded, see
     /// [`MAX_INSTRUCTIONS_BYTES`](super::MAX_INSTRUCTIONS_BYTES)).
     pub instructions: bool,
+    /// The level of log messages asked of the server (default `None`: none
+    /// asked); see [`McpServer::log_level`].
+    pub log_level: Option<LogLevel>,
+    /// Folders offered to this server alone as roots (`roots/list`), after
+    /// the client's (see [`McpServer::roots`]).
+    pub roots: Vec<PathBuf>,
+    /// Whether the server may ask the client's model, and how much
+    /// (default `None`: it may not; see [`SamplingSettings`]).
+    pub sampling: Option<SamplingSettings>,
 }
 
 /// Where a server is and how to reach it.
@@ -248,6 +260,9 @@ impl McpServer {
             defer: None,
             tasks: true,
             instructions: true,
+            log_level: None,
+            roots: Vec::new(),
+            sampling: None,
         }
     }
 
@@ -424,6 +439,43 @@ impl McpServer {
     /// cost too much).
     pub fn instructions(mut self, on: bool) -> Self {
         self.instructions = on;
+        self
+    }
+
+    /// Asks the server for its log messages of `level` and above: a
+    /// 2025-11-25 server that declares `logging` gets `logging/setLevel`
+    /// once connected, a 2026-07-28 server the level in each call's `_meta`.
+    /// They are logged through `tracing` with the target
+    /// [`SERVER_LOG_TARGET`](super::SERVER_LOG_TARGET) and the server's name
+    /// in the field `server` (the `lousho` command shows them on stderr).
+    /// Without it, a 2025-11-25 server sends what it likes and a 2026-07-28
+    /// server sends none.
+    pub fn log_level(mut self, level: LogLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Offers these folders to the server as roots (`file://` URIs in
+    /// `roots/list`), after the client's own
+    /// ([`ConnectOptions::roots`](super::ConnectOptions::roots), an agent
+    /// spec's `workspace`). In a spec, relative paths resolve from the
+    /// spec's folder.
+    pub fn roots<I, P>(mut self, folders: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.roots = folders.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Lets the server ask the client's model (`sampling/createMessage`),
+    /// within `settings`' limits, when
+    /// [`ConnectOptions::sampling`](super::ConnectOptions::sampling) answers
+    /// (an agent answers with its own model, each request approved like a
+    /// tool call named `sampling:<server>`).
+    pub fn sampling(mut self, settings: SamplingSettings) -> Self {
+        self.sampling = Some(settings);
         self
     }
 
@@ -629,6 +681,21 @@ pub(crate) struct RawEntry {
     /// prompt (default true; at most 4 KiB of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     instructions: Option<bool>,
+    /// The level of log messages asked of the server (`debug` … `emergency`;
+    /// default: none asked). They show on stderr (`-v` for `info`, `notice`
+    /// and `debug`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log_level: Option<LogLevel>,
+    /// Folders offered to this server alone as roots, after the agent's
+    /// workspace (relative to this file's folder).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    roots: Vec<PathBuf>,
+    /// Whether the server may ask the agent's model (`allow: true`; each
+    /// request approved like a call of the tool `sampling:<name>`), with
+    /// `maxTokens` per answer (default 1024) and `maxRequests` per
+    /// connection (default 20). Default: it may not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sampling: Option<SamplingSettings>,
 }
 
 // `type:` of an entry. Read by hand so the old `sse` transport gets its own
@@ -780,6 +847,9 @@ impl TryFrom<RawEntry> for McpServer {
         server.defer = raw.defer;
         server.tasks = raw.tasks.unwrap_or(true);
         server.instructions = raw.instructions.unwrap_or(true);
+        server.log_level = raw.log_level;
+        server.roots = raw.roots;
+        server.sampling = raw.sampling;
         Ok(server)
     }
 }
@@ -808,6 +878,9 @@ impl From<McpServer> for RawEntry {
             defer: s.defer,
             tasks: (!s.tasks).then_some(false),
             instructions: (!s.instructions).then_some(false),
+            log_level: s.log_level,
+            roots: s.roots,
+            sampling: s.sampling,
             ..RawEntry::default()
         };
         match s.transport {
@@ -853,6 +926,9 @@ impl fmt::Debug for McpServer {
             .field("defer", &self.defer)
             .field("tasks", &self.tasks)
             .field("instructions", &self.instructions)
+            .field("log_level", &self.log_level)
+            .field("roots", &self.roots)
+            .field("sampling", &self.sampling)
             .finish()
     }
 }

@@ -5,13 +5,17 @@ use super::config::McpServer;
 use super::connection::{Connection, ServerStatus};
 use super::elicitation::ElicitationHandler;
 use super::error::McpError;
+use super::handler::Answerers;
 use super::identity::ServerIdentity;
 use super::naming::{ToolNames, ToolNaming, qualified_name};
 use super::oauth::OAuthLink;
 #[cfg(feature = "oauth")]
 use super::oauth::{Authorizer, TokenStore};
 use super::progress::{ProgressHook, ServerProgress};
+use super::roots::{McpRoot, SharedRoots};
+use super::sampling::SamplingHandler;
 use super::warnings;
+use crate::cassette::Cassette;
 use crate::policy::{Pins, ToolDrift};
 use crate::tool::{Tool, ToolOrigin, ToolSet, ToolSource, ToolSourceError};
 use async_trait::async_trait;
@@ -61,6 +65,14 @@ pub struct ConnectOptions {
     /// Called with each progress notification a server sends about a call
     /// (see [`on_progress`](Self::on_progress)).
     pub progress: Option<ProgressHook>,
+    /// The roots offered to every server (see [`roots`](Self::roots));
+    /// `None` (the default): none, and `roots` is declared only to servers
+    /// with roots of their own.
+    pub roots: Option<Vec<McpRoot>>,
+    /// Answers the sampling requests of servers whose entry allows them
+    /// ([`McpServer::sampling`](crate::McpServer::sampling)); an agent sets
+    /// one that asks its own model after an approval.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
     /// Pinned tool definitions for every server (a lock file's); a server's
     /// own [`McpServer::pins`] win. With pins, a server's `pin` mode
     /// defaults to `warn`; a server missing from them has all its tools `new`.
@@ -72,6 +84,10 @@ pub struct ConnectOptions {
     pub manifests: Option<Arc<dyn ManifestStore>>,
     /// How old a manifest may be and still be used ([`DEFAULT_MANIFEST_MAX_AGE`], 7 days).
     pub manifest_max_age: Duration,
+    /// Records every server's MCP traffic into this
+    /// [cassette](crate::cassette), or (replaying) answers from it with no
+    /// process spawned and no socket opened.
+    pub cassette: Option<Cassette>,
 }
 
 impl fmt::Debug for ConnectOptions {
@@ -85,9 +101,12 @@ impl fmt::Debug for ConnectOptions {
             .field("authorizer", &self.authorizer);
         s.field("elicitation", &self.elicitation.is_some())
             .field("progress", &self.progress.is_some())
+            .field("roots", &self.roots)
+            .field("sampling", &self.sampling.is_some())
             .field("pins", &self.pins.as_ref().map(|p| p.servers.len()))
             .field("manifests", &self.manifests.is_some())
             .field("manifest_max_age", &self.manifest_max_age)
+            .field("cassette", &self.cassette)
             .finish()
     }
 }
@@ -104,9 +123,12 @@ impl Default for ConnectOptions {
             authorizer: None,
             elicitation: None,
             progress: None,
+            roots: None,
+            sampling: None,
             pins: None,
             manifests: None,
             manifest_max_age: DEFAULT_MANIFEST_MAX_AGE,
+            cassette: None,
         }
     }
 }
@@ -173,6 +195,29 @@ impl ConnectOptions {
         self
     }
 
+    /// Offers `roots` to every server (`roots/list`; an agent spec offers its
+    /// `workspace`), besides each server's own
+    /// ([`McpServer::roots`](crate::McpServer::roots)); change them later
+    /// with [`McpClient::set_roots`].
+    ///
+    /// ```
+    /// use lousho::mcp::{ConnectOptions, McpRoot};
+    /// let options = ConnectOptions::new().roots([McpRoot::folder("/srv/project")]);
+    /// # let _ = options;
+    /// ```
+    pub fn roots(mut self, roots: impl IntoIterator<Item = McpRoot>) -> Self {
+        self.roots = Some(roots.into_iter().collect());
+        self
+    }
+
+    /// Answers sampling requests with `handler` — only those of servers
+    /// whose entry allows them ([`McpServer::sampling`](crate::McpServer::sampling));
+    /// the client declares `sampling` to those servers alone.
+    pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
     /// Keeps tool manifests in `store` and connects a server with a fresh
     /// one only when one of its tools is first called (see
     /// [the catalog](crate::mcp#catalog)).
@@ -186,6 +231,13 @@ impl ConnectOptions {
     /// ```
     pub fn manifests(mut self, store: Arc<dyn ManifestStore>) -> Self {
         self.manifests = Some(store);
+        self
+    }
+
+    /// Records the servers' traffic into `cassette`, or replays it from it
+    /// (see [`crate::cassette`]): replaying, no server is spawned or dialled.
+    pub fn cassette(mut self, cassette: Cassette) -> Self {
+        self.cassette = Some(cassette);
         self
     }
 
@@ -214,6 +266,8 @@ struct Inner {
     /// Servers [`OnError::Skip`] left out, with the reason.
     skipped: BTreeMap<String, String>,
     options: ConnectOptions,
+    /// The roots offered to every server (changed by `set_roots`).
+    roots: SharedRoots,
 }
 
 impl fmt::Debug for McpClient {
@@ -302,6 +356,7 @@ where
                 servers,
                 skipped,
                 options: client.inner.options.clone(),
+                roots: client.inner.roots.clone(),
             }),
         }
     };
@@ -320,6 +375,13 @@ impl McpClient {
         I: IntoIterator<Item = (N, McpServer)>,
         N: Into<String>,
     {
+        let roots = SharedRoots::new(options.roots.clone());
+        let answerers = Answerers {
+            elicitation: options.elicitation.clone(),
+            progress: options.progress.clone(),
+            roots: roots.clone(),
+            sampling: options.sampling.clone(),
+        };
         let servers = servers
             .into_iter()
             .map(|(name, mut entry)| {
@@ -350,9 +412,9 @@ impl McpClient {
                     options.naming,
                     options.lazy,
                     oauth,
-                    options.elicitation.clone(),
-                    options.progress.clone(),
+                    answerers.clone(),
                     catalog,
+                    options.cassette.clone(),
                 );
                 (name, conn)
             })
@@ -362,6 +424,7 @@ impl McpClient {
                 servers,
                 skipped: BTreeMap::new(),
                 options,
+                roots,
             }),
         }
     }
@@ -540,6 +603,16 @@ impl McpClient {
             }
         }
         self.check_names()
+    }
+
+    /// Replaces the roots offered to every server (those of
+    /// [`ConnectOptions::roots`]) and tells each connected server that was
+    /// offered roots (`notifications/roots/list_changed`, 2025-11-25; a
+    /// 2026-07-28 server asks for them when it needs them). Servers that
+    /// connect later get the new ones.
+    pub async fn set_roots(&self, roots: impl IntoIterator<Item = McpRoot>) {
+        self.inner.roots.set(roots.into_iter().collect());
+        futures::future::join_all(self.inner.servers.values().map(|c| c.roots_changed())).await;
     }
 
     /// Disconnects every server and stops every stdio process group.

@@ -4,15 +4,14 @@
 use super::call::{CallTarget, ManagedCalls};
 use super::catalog::{CacheHint, CatalogLink};
 use super::config::McpServer;
-use super::elicitation::ElicitationHandler;
 use super::error::McpError;
+use super::handler::Answerers;
 use super::identity::ServerIdentity;
 use super::live::Live;
 use super::naming::ToolNaming;
 use super::oauth::OAuthLink;
 use super::offers::Offers;
 use super::pinning::PinCheck;
-use super::progress::ProgressHook;
 use super::tool::{McpTool, RemoteTool};
 use crate::policy::ToolDrift;
 use crate::sync::{MutexExt, RwLockExt};
@@ -23,6 +22,7 @@ use resource_tools::MadeResourceTools;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
+mod cassette;
 mod offer_watch;
 mod open;
 mod resource_tools;
@@ -101,10 +101,8 @@ pub(crate) struct Connection {
     this: Weak<Connection>,
     /// The credentials of an `oauth` entry.
     oauth: Option<OAuthLink>,
-    /// Who answers the server's elicitation requests.
-    elicitation: Option<Arc<dyn ElicitationHandler>>,
-    /// Who hears the server's progress notifications.
-    progress: Option<ProgressHook>,
+    /// Who answers the server's requests and hears its notifications.
+    answerers: Answerers,
     /// The digest of the server's identity (remembered approvals' key).
     identity: String,
     /// The entry's pins and mode, when it compares with pins.
@@ -120,6 +118,8 @@ pub(crate) struct Connection {
     offers: RwLock<Option<Arc<Offers>>>,
     /// The resource tools last made from the offers.
     made_resources: Mutex<MadeResourceTools>,
+    /// Where its traffic is recorded, or replayed from.
+    cassette: Option<crate::cassette::Cassette>,
 }
 
 impl Connection {
@@ -130,9 +130,9 @@ impl Connection {
         naming: ToolNaming,
         lazy: bool,
         oauth: Option<OAuthLink>,
-        elicitation: Option<Arc<dyn ElicitationHandler>>,
-        progress: Option<ProgressHook>,
+        answerers: Answerers,
         catalog: Option<CatalogLink>,
+        cassette: Option<crate::cassette::Cassette>,
     ) -> Arc<Self> {
         let identity = ServerIdentity::of(&entry).digest();
         let pin_check = PinCheck::new(entry.pin, entry.pins.as_ref());
@@ -157,11 +157,11 @@ impl Connection {
             attempts: std::sync::atomic::AtomicU64::new(0),
             this: this.clone(),
             oauth,
-            elicitation,
-            progress,
+            answerers,
             catalog,
             offers: RwLock::new(None),
             made_resources: Mutex::new(MadeResourceTools::default()),
+            cassette,
         });
         conn.load_manifest();
         conn
@@ -454,6 +454,27 @@ impl Connection {
             Phase::Connected(live) => live.dead_reason(),
             Phase::Idle | Phase::Cataloged if slot.closed => Some("closed".to_owned()),
             _ => None,
+        }
+    }
+
+    /// Tells the server its roots changed (`notifications/roots/list_changed`),
+    /// when it is connected, was offered roots and speaks 2025-11-25 (a
+    /// 2026-07-28 server asks for them each time).
+    pub(crate) async fn roots_changed(&self) {
+        let live = match &self.lock().state {
+            Phase::Connected(live) if live.dead_reason().is_none() => live.clone(),
+            _ => return,
+        };
+        let handshake = live
+            .peer()
+            .peer_info()
+            .is_some_and(|i| crate::mcp::protocol::uses_handshake(&i.protocol_version));
+        if !handshake || !live.handler.roots.declared() {
+            return;
+        }
+        #[allow(deprecated)] // roots: deprecated by SEP-2577, spoken by servers still
+        if let Err(e) = live.peer().notify_roots_list_changed().await {
+            tracing::debug!(server = %self.name, error = %e, "could not tell the MCP server its roots changed");
         }
     }
 

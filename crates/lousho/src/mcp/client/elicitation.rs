@@ -4,7 +4,12 @@
 //! The client declares the `elicitation` capability (form mode) only when an
 //! [`ElicitationHandler`] is set with
 //! [`ConnectOptions::elicitation`](super::ConnectOptions::elicitation);
-//! without one, servers are told nothing and may not ask.
+//! without one, servers are told nothing and may not ask. URL mode (a
+//! server sends the user to a web page, e.g. to sign in) is declared only
+//! when the handler says it shows URLs
+//! ([`ElicitationHandler::handles_urls`]); such a request comes with
+//! [`ElicitationKind::Url`] and must never be accepted without asking the
+//! user.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -24,6 +29,25 @@ pub struct ElicitationRequest {
     /// The property names in the server's order (a form asks them in this
     /// order; `requested_schema`'s map is sorted by name).
     pub property_order: Vec<String>,
+    /// A form, or a page to send the user to.
+    pub kind: ElicitationKind,
+}
+
+/// What an elicitation asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ElicitationKind {
+    /// Values for a form (`requested_schema`).
+    Form,
+    /// That the user opens `url` (out of band: nothing they enter there
+    /// passes through the client). Accepting means the user agreed to go;
+    /// never accept without asking them.
+    Url {
+        /// The page (show it in full, so the user sees where it leads).
+        url: String,
+        /// The server's id of this elicitation.
+        elicitation_id: String,
+    },
 }
 
 impl ElicitationRequest {
@@ -40,6 +64,26 @@ impl ElicitationRequest {
             message: message.into(),
             requested_schema: schema,
             property_order,
+            kind: ElicitationKind::Form,
+        }
+    }
+
+    /// A URL-mode request: `message` says why the user should open `url`.
+    pub fn url(
+        server: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            server: server.into(),
+            message: message.into(),
+            requested_schema: Value::Null,
+            property_order: Vec::new(),
+            kind: ElicitationKind::Url {
+                url: url.into(),
+                elicitation_id: elicitation_id.into(),
+            },
         }
     }
 
@@ -95,6 +139,13 @@ pub enum ElicitationResponse {
 pub trait ElicitationHandler: Send + Sync + 'static {
     /// Asks the user and returns their answer.
     async fn elicit(&self, request: ElicitationRequest) -> ElicitationResponse;
+
+    /// Whether it shows URL-mode requests ([`ElicitationKind::Url`]) to the
+    /// user (default false: the client does not declare URL mode, and such
+    /// requests are declined without reaching it). Closures are form-only.
+    fn handles_urls(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]

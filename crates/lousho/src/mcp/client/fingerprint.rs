@@ -11,7 +11,7 @@
 //! `preserve_order`). `_meta` and `icons` are left out: they change nothing
 //! the model reads or a user approves.
 
-use super::digest::sha256_hex;
+use crate::mcp::digest::sha256_hex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;

@@ -3,17 +3,30 @@
 //! into refresh signals, `notifications/resources/updated` into the
 //! connection's update channel, and passes
 //! `elicitation/create` to the user's [`ElicitationHandler`] (the capability
-//! is declared only when there is one), and `notifications/progress` to the
-//! progress hook, when there is one.
+//! is declared only when there is one), `notifications/progress` to the
+//! progress hook, when there is one, and `notifications/message` to
+//! `tracing` (see [`server_log`](super::server_log)), and `roots/list`
+//! with the roots offered (see [`roots`](super::roots)).
 
+use super::config::McpServer;
 use super::elicitation::{ElicitationHandler, ElicitationRequest, ElicitationResponse};
 use super::progress::{ProgressHook, ServerProgress};
+use super::roots::{OfferedRoots, SharedRoots};
+use super::sampling::{SamplingHandler, SamplingLink};
+use super::server_log;
+use crate::tool::LogLevel;
 use rmcp::ClientHandler;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProtocolVersion, ResourceUpdatedNotificationParam, TASKS_EXTENSION_ID,
+    ProtocolVersion, ResourceUpdatedNotificationParam, RootsCapabilities, SamplingCapability,
+    TASKS_EXTENSION_ID, UrlElicitationCapability,
+};
+#[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by servers still
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ListRootsResult,
+    LoggingMessageNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::Arc;
@@ -23,6 +36,21 @@ use tokio::sync::Notify;
 /// How many resource updates wait for a slow subscriber before the oldest
 /// are dropped (a subscriber then re-reads the resource anyway).
 const RESOURCE_UPDATES: usize = 256;
+
+/// Who answers a client's servers and hears them, shared by its
+/// connections ([`ConnectOptions`](super::ConnectOptions)' handlers, the
+/// client's roots).
+#[derive(Clone, Default)]
+pub(crate) struct Answerers {
+    /// Who answers elicitation requests.
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Who hears progress notifications.
+    pub(crate) progress: Option<ProgressHook>,
+    /// The client's roots.
+    pub(crate) roots: SharedRoots,
+    /// Who answers sampling requests (of servers that may ask).
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+}
 
 /// The client side of one connection.
 #[derive(Clone)]
@@ -41,23 +69,34 @@ pub(crate) struct Handler {
     progress: Option<(Arc<str>, ProgressHook)>,
     /// Whether the client declares the tasks extension (SEP-2663).
     tasks: bool,
+    /// The server's name (its key in `mcpServers`).
+    pub(crate) server: Arc<str>,
+    /// The level of log messages asked of the server.
+    pub(crate) log_level: Option<LogLevel>,
+    /// The roots offered to the server.
+    pub(crate) roots: OfferedRoots,
+    /// How its sampling requests are answered, when it may ask.
+    sampling: Option<SamplingLink>,
 }
 
 impl Handler {
-    pub(crate) fn new(
-        server: &str,
-        elicitation: Option<Arc<dyn ElicitationHandler>>,
-        progress: Option<ProgressHook>,
-        tasks: bool,
-    ) -> Self {
+    /// The handler of `server`'s connection, per its `entry`.
+    pub(crate) fn new(server: &str, answerers: &Answerers, entry: &McpServer) -> Self {
         Self {
+            server: Arc::from(server),
+            log_level: entry.log_level,
+            roots: OfferedRoots::new(answerers.roots.clone(), &entry.roots),
+            sampling: SamplingLink::new(entry.sampling, answerers.sampling.clone()),
             tools_changed: Arc::new(Notify::new()),
             changes_seen: Arc::new(AtomicU64::new(0)),
             offers_changed: Arc::new(Notify::new()),
             resource_updates: tokio::sync::broadcast::Sender::new(RESOURCE_UPDATES),
-            elicitation: elicitation.map(|h| (Arc::from(server), h)),
-            progress: progress.map(|h| (Arc::from(server), h)),
-            tasks,
+            elicitation: answerers
+                .elicitation
+                .clone()
+                .map(|h| (Arc::from(server), h)),
+            progress: answerers.progress.clone().map(|h| (Arc::from(server), h)),
+            tasks: entry.tasks,
         }
     }
 
@@ -81,7 +120,23 @@ impl ClientHandler for Handler {
         if self.elicitation.is_some() {
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::new());
+            if self
+                .elicitation
+                .as_ref()
+                .is_some_and(|(_, handler)| handler.handles_urls())
+            {
+                elicitation.url = Some(UrlElicitationCapability::new());
+            }
             capabilities.elicitation = Some(elicitation);
+        }
+        if self.sampling.is_some() {
+            // Text and images; no tools, no `includeContext`.
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
+        if self.roots.declared() {
+            let mut roots = RootsCapabilities::default();
+            roots.list_changed = Some(true);
+            capabilities.roots = Some(roots);
         }
         if self.tasks {
             // Calls may come back as tasks, which `call` follows.
@@ -114,6 +169,15 @@ impl ClientHandler for Handler {
         }
     }
 
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by servers still
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        server_log::emit(&self.server, &params);
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changes_seen.fetch_add(1, Ordering::SeqCst);
         self.tools_changed.notify_one();
@@ -136,6 +200,29 @@ impl ClientHandler for Handler {
         let _ = self.resource_updates.send(params.uri);
     }
 
+    #[allow(deprecated)] // sampling: deprecated by SEP-2577, spoken by servers still
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        match &self.sampling {
+            Some(link) => link.answer(&self.server, params).await,
+            None => Err(ErrorData::invalid_request(
+                "this client does not answer this server's sampling requests (its entry does not allow them)",
+                None,
+            )),
+        }
+    }
+
+    #[allow(deprecated)] // roots: deprecated by SEP-2577, spoken by servers still
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(self.roots.list()))
+    }
+
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
@@ -145,14 +232,29 @@ impl ClientHandler for Handler {
             // Not declared: a server that asks anyway is told no.
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = request
-        else {
-            // URL mode is not declared either.
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        let (message, requested_schema) = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (message, requested_schema),
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } if handler.handles_urls() => {
+                let request =
+                    ElicitationRequest::url(server.as_ref(), message, url, elicitation_id);
+                // Accepting means the user agreed to open it: no content.
+                return Ok(ElicitResult::new(match handler.elicit(request).await {
+                    ElicitationResponse::Accept(_) => ElicitationAction::Accept,
+                    ElicitationResponse::Decline => ElicitationAction::Decline,
+                    ElicitationResponse::Cancel => ElicitationAction::Cancel,
+                }));
+            }
+            // URL mode is not declared to a handler that does not show URLs.
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
         let order = requested_schema
             .property_order

@@ -11,7 +11,7 @@
 //! with other credentials, or started another way, is another server.
 
 use super::config::{McpServer, McpTransport};
-use super::digest;
+use crate::mcp::digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;

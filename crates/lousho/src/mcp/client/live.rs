@@ -35,6 +35,8 @@ pub(crate) enum Wire {
     },
     /// A Streamable HTTP server.
     Http(HttpWatch),
+    /// A server replayed from a cassette: no process, no socket.
+    Replay(Replies),
 }
 
 impl Wire {
@@ -81,7 +83,9 @@ impl Live {
     /// Invalid replies the transport turned into errors.
     pub(crate) fn replies(&self) -> &Replies {
         match &self.wire {
-            Wire::Stdio { replies, .. } | Wire::Http(HttpWatch { replies, .. }) => replies,
+            Wire::Stdio { replies, .. }
+            | Wire::Http(HttpWatch { replies, .. })
+            | Wire::Replay(replies) => replies,
         }
     }
 
@@ -89,21 +93,21 @@ impl Live {
     pub(crate) fn standalone(&self) -> Option<&StandaloneStream> {
         match &self.wire {
             Wire::Http(watch) => Some(&watch.standalone),
-            Wire::Stdio { .. } => None,
+            Wire::Stdio { .. } | Wire::Replay(_) => None,
         }
     }
 
     fn noise(&self) -> Option<&StdoutNoise> {
         match &self.wire {
             Wire::Stdio { noise, .. } => Some(noise),
-            Wire::Http(_) => None,
+            Wire::Http(_) | Wire::Replay(_) => None,
         }
     }
 
     fn stderr(&self) -> Option<&StderrBuffer> {
         match &self.wire {
             Wire::Stdio { stderr, .. } => stderr.as_ref(),
-            Wire::Http(_) => None,
+            Wire::Http(_) | Wire::Replay(_) => None,
         }
     }
 

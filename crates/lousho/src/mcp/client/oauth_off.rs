@@ -47,6 +47,7 @@ pub(crate) async fn serve_oauth(
     _entry: &McpServer,
     _handler: &Handler,
     _lifecycle: ClientLifecycleMode,
+    _record: (Option<&crate::cassette::Cassette>, &str),
 ) -> Result<(Handshake, http::HttpWatch), LinkError> {
     Err(LinkError::MissingFeature)
 }

@@ -1,17 +1,26 @@
-//! The agent as one MCP tool: `{ "message": string }` in, the final text out.
+//! The agent as one MCP tool: `{ "message": string }` in, the final text out
+//! — or, for an agent with an output schema, its answer as
+//! `structuredContent` (the schema declared as the tool's `outputSchema`),
+//! the same JSON as text beside it.
 //! Each call is a fresh run (of a stored conversation with sessions on: see
 //! [`sessions`](super::sessions)); cancelling the request cancels it; progress
-//! notifications keep clients with request timeouts waiting.
+//! notifications keep clients with request timeouts waiting. The agent's
+//! budget applies to each call, its session budget to the calls of one MCP
+//! session together; a call stopped by either ends with an `isError` result
+//! naming the limit.
 
 use super::approval;
 use super::arguments::{self, ArgumentError};
+use super::limits::RunPermit;
 use super::peer_channel::PeerChannel;
 use super::result::error_result;
-use super::sessions::{self, Requested};
-use crate::agent::{AgentEvent, AgentStream, Reply, RunRequest, RunStatus, TextProgress};
+use super::sessions::{self, Conversations, Requested};
+use crate::agent::{
+    AgentEvent, AgentStream, BudgetScope, Reply, RunRequest, RunStatus, SessionBudget, TextProgress,
+};
 use crate::mcp::usage_meta::with_usage;
-use crate::model::{Part, Role};
-use crate::session::{SessionStore, StoreError};
+use crate::model::{Message, Part, Role};
+use crate::session::StoreError;
 use crate::{Agent, AgentError};
 use futures::StreamExt;
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -35,6 +44,20 @@ pub(crate) fn input_schema(sessions: bool) -> Value {
     schema
 }
 
+/// The agent tool's `outputSchema`: the agent's output schema (its
+/// answer's), and with sessions on `{reply, session}` around it (`reply`
+/// plain text without one). `None`: no schema, no sessions.
+pub(crate) fn output_schema(agent: &Agent, sessions: bool) -> Option<Map<String, Value>> {
+    let answer = agent.inner.output.as_ref().map(|o| &o.schema.schema);
+    if sessions {
+        return Some(sessions::output_schema(answer));
+    }
+    match answer {
+        Some(Value::Object(schema)) => Some(schema.clone()),
+        _ => None,
+    }
+}
+
 /// What ended a call of the agent tool.
 pub(crate) enum AgentCallEnd {
     /// A result for the client (success or `isError`).
@@ -46,13 +69,16 @@ pub(crate) enum AgentCallEnd {
 /// [`call`] detached from any request (a task's run, or one asked in
 /// input-required rounds): only `run_cancel` stops it. `None` when it was
 /// cancelled.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call_detached(
     agent: Agent,
     arguments: Option<Map<String, Value>>,
     run_cancel: CancellationToken,
     channel: PeerChannel,
     approver: Approver,
-    store: Option<Arc<dyn SessionStore>>,
+    conversations: Option<Conversations>,
+    permit: Option<RunPermit>,
+    budget: Option<SessionBudget>,
 ) -> Option<CallToolResult> {
     let detached = CancellationToken::new();
     let end = call(
@@ -62,7 +88,9 @@ pub(crate) async fn call_detached(
         run_cancel,
         channel,
         approver,
-        store.as_ref(),
+        conversations.as_ref(),
+        permit.as_ref(),
+        budget,
     )
     .await;
     match end {
@@ -72,7 +100,10 @@ pub(crate) async fn call_detached(
 }
 
 /// Runs one call of the agent tool; with a session store, of the
-/// conversation the call names (the result then names it too).
+/// conversation the call names (the result then names it too). The run's
+/// tokens count toward its caller's day under `permit`; `budget` is the MCP
+/// session's (its calls' together), over the run's own.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     agent: &Agent,
     arguments: Option<Map<String, Value>>,
@@ -80,13 +111,18 @@ pub(crate) async fn call(
     run_cancel: CancellationToken,
     channel: PeerChannel,
     approver: Approver,
-    store: Option<&Arc<dyn SessionStore>>,
+    conversations: Option<&Conversations>,
+    permit: Option<&RunPermit>,
+    budget: Option<SessionBudget>,
 ) -> AgentCallEnd {
-    let (request, session) = match open_run(agent, arguments.as_ref(), store, request_cancel).await
-    {
+    let opened = open_run(agent, arguments.as_ref(), conversations, request_cancel).await;
+    let (mut request, session) = match opened {
         Ok(opened) => opened,
         Err(end) => return end,
     };
+    if budget.is_some() {
+        request = request.session_budget(budget);
+    }
     let request = request
         .cancel(run_cancel.clone())
         .tool_client(Arc::new(channel.clone()));
@@ -95,6 +131,9 @@ pub(crate) async fn call(
     match end {
         RunEnd::Cancelled => AgentCallEnd::Cancelled,
         RunEnd::Reply(mut reply) => {
+            if let Some(permit) = permit {
+                permit.spent(reply.usage.total()).await;
+            }
             let requests = std::mem::take(&mut reply.requests);
             let result = reply_result(*reply, &unapproved);
             AgentCallEnd::Result(with_usage(
@@ -122,41 +161,64 @@ fn with_session(result: CallToolResult, session: Option<&str>) -> CallToolResult
 }
 
 /// The run the call asks for, and its session's id (sessions on): reads
-/// the arguments, opens the conversation. `Err` ends the call there.
+/// the arguments, opens the conversation. A call that repeats the message of
+/// a run of its session that stopped without finishing (the client retrying
+/// after the replica running it died) goes on with that run from its
+/// journal. `Err` ends the call there.
 async fn open_run(
     agent: &Agent,
     arguments: Option<&Map<String, Value>>,
-    store: Option<&Arc<dyn SessionStore>>,
+    conversations: Option<&Conversations>,
     request_cancel: &CancellationToken,
 ) -> Result<(RunRequest, Option<String>), AgentCallEnd> {
     let refused = |e: ArgumentError| AgentCallEnd::Result(error_result(e.to_string()));
     let message = arguments::message(arguments).map_err(refused)?;
-    let requested = sessions::requested(arguments, store).map_err(refused)?;
-    let Some(store) = store else {
+    let requested =
+        sessions::requested(arguments, conversations.map(|c| &c.store)).map_err(refused)?;
+    let Some(conversations) = conversations else {
         return Ok((agent.send(message), None));
     };
-    let id = match requested {
-        Requested::Continue(id) => id,
-        Requested::New => sessions::new_session_id().map_err(|e| {
-            AgentCallEnd::Result(error_result(format!(
-                "could not make a session id (reading /dev/urandom: {e})"
-            )))
-        })?,
+    let (id, continued) = match requested {
+        Requested::Continue(id) => (id, true),
+        Requested::New => (
+            sessions::new_session_id().map_err(|e| {
+                AgentCallEnd::Result(error_result(format!(
+                    "could not make a session id (reading /dev/urandom: {e})"
+                )))
+            })?,
+            false,
+        ),
     };
-    let opened = tokio::select! {
+    let store_failed = |e: StoreError| {
+        tracing::warn!(error = %e, "the served agent's session store failed");
+        AgentCallEnd::Result(error_result(sessions::store_failure(&id, &e)))
+    };
+    let input = Message::from(message);
+    let opened = async {
+        let session = agent
+            .open_session(conversations.store.clone(), id.clone())
+            .await?
+            .with_lease(conversations.lease);
+        let unfinished = if continued {
+            session.unfinished_run_of(&input).await?
+        } else {
+            None
+        };
+        Ok::<_, StoreError>((session, unfinished))
+    };
+    let (session, unfinished) = tokio::select! {
         biased;
         () = request_cancel.cancelled() => return Err(AgentCallEnd::Cancelled),
-        s = agent.open_session(store.clone(), id.clone()) => s,
+        s = opened => s.map_err(store_failed)?,
     };
-    match opened {
-        Ok(session) => Ok((session.send(message), Some(id))),
-        Err(e) => {
-            tracing::warn!(error = %e, "the served agent's session store failed");
-            Err(AgentCallEnd::Result(error_result(sessions::store_failure(
-                &id, &e,
-            ))))
+    let request = match unfinished {
+        Some(run) => {
+            tracing::info!(session = %id, run = %run, "a repeated call goes on with the session's unfinished run");
+            session.send_again(input, run)
         }
-    }
+        None => session.send(input),
+    };
+    Ok((request, Some(id)))
 }
 
 /// `request` with its approval questions going to `approver`; who could have
@@ -272,6 +334,16 @@ fn step_message(event: &AgentEvent) -> Option<String> {
             format!("tool {} {how}", call.name)
         }
         AgentEvent::TurnFinished { turn, .. } => format!("turn {turn} finished"),
+        AgentEvent::ModelFailover { from, to, .. } => format!("{from} failed; asking {to}"),
+        AgentEvent::Throttled { model, wait } => {
+            format!(
+                "waiting about {} s for {model}'s rate limit",
+                wait.as_secs().max(1)
+            )
+        }
+        AgentEvent::SessionBusy { .. } => {
+            "waiting for another call of this session to finish".to_owned()
+        }
         _ => return None,
     })
 }
@@ -297,7 +369,29 @@ enum Unapproved {
 /// (for approval) instead of completing.
 fn reply_result(reply: Reply, unapproved: &Unapproved) -> CallToolResult {
     if reply.status == RunStatus::Completed {
-        return CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+        // With an output schema: the checked answer as `structuredContent`,
+        // and its JSON as text for clients that read only text.
+        return match reply.output {
+            Some(output) => CallToolResult::structured(output),
+            None => CallToolResult::success(vec![ContentBlock::text(reply.text)]),
+        };
+    }
+    if let RunStatus::BudgetExceeded { limit, scope } = reply.status {
+        let whose = match scope {
+            BudgetScope::Session => "the budget of this MCP session's calls together",
+            _ => "the budget of one call",
+        };
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        return error_result(format!(
+            "budget exceeded: the agent stopped at the `{}` limit of {whose} (this call: {}, {} \
+             tokens in, {} out, {}); its partial answer: {}",
+            limit.as_str(),
+            plural(reply.turns, "turn"),
+            reply.usage.input_tokens,
+            reply.usage.output_tokens,
+            plural(reply.tool_calls.len(), "tool call"),
+            reply.text
+        ));
     }
     let pending = pending_tools(&reply);
     let which = if pending.is_empty() {

@@ -34,6 +34,13 @@ pub(crate) enum ArgumentError {
         /// What it is instead.
         found: &'static str,
     },
+    /// A `session` id the server keeps for itself (its per-caller limits).
+    #[error(
+        "session ids starting with `{prefix}` are reserved by the server: leave `session` out \
+         to start a new conversation, or pass the `session` a previous call returned",
+        prefix = super::limits::RESERVED_PREFIX
+    )]
+    ReservedSession,
 }
 
 /// The `message` argument.

@@ -20,6 +20,9 @@ pub struct CompletionRequest {
     pub value: String,
     /// The values of the arguments already filled in, by name.
     pub context: BTreeMap<String, String>,
+    /// The OAuth caller the request came from, if any: completions of
+    /// caller-bound values (the served sessions) offer only its own.
+    pub(crate) caller: Option<super::caller_store::CallerKey>,
 }
 
 /// The code behind a completion: request in, suggested values out (any
@@ -65,6 +68,7 @@ mod tests {
             argument: "lang".to_owned(),
             value: value.to_owned(),
             context: BTreeMap::new(),
+            caller: None,
         }
     }
 

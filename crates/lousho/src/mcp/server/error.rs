@@ -18,6 +18,9 @@ pub enum ServeError {
         "the bearer token is empty, so no client could call the server: set a non-empty token (check that the variable holding it is set and not empty)"
     )]
     EmptyBearerToken,
+    /// The OAuth resource server's settings are unusable.
+    #[error(transparent)]
+    OAuth(#[from] super::resource_server::OAuthResourceError),
     /// The HTTP path does not start with `/`.
     #[error("the HTTP path `{0}` must start with `/` (e.g. `/mcp`)")]
     InvalidPath(String),

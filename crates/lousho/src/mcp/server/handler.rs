@@ -6,18 +6,23 @@ mod offers;
 
 use super::agent_tool::{self, AgentCallEnd, Approver};
 use super::approval;
+use super::audit;
+use super::caller_store;
 use super::catalog::{ServerCatalog, Subscribed};
 use super::invalid_params::custom_request_error;
+use super::limits::{Limiter, PermitSlot, RunPermit};
 use super::mrtr::{self, ParkedRuns, Round};
 use super::peer_channel::{Asking, LogFilter, PeerChannel, ProgressTo, from_rmcp_level};
 use super::result::{error_result, to_call_result};
+use super::sessions::Conversations;
 use super::tasks;
 use crate::Agent;
-use crate::agent::call_one;
+use crate::agent::{SessionBudget, call_one};
 use crate::mcp::protocol::carries_request_meta;
 use crate::model::ToolCall;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Decision, decide_call};
-use crate::session::SessionStore;
+use crate::session::{LeaseSettings, SessionStore};
+use crate::sync::MutexExt;
 use crate::telemetry::propagate;
 use crate::telemetry::span::{self as spans, ToolDecision, execute_tool};
 use crate::tool::{ClientChannel, ToolContext, ToolSet};
@@ -48,7 +53,13 @@ pub(crate) struct LoushoServer {
     log: LogFilter,
     /// The URIs this connection or session subscribed to.
     subscribed: Subscribed,
+    /// What this connection's or session's calls of each agent tool spent
+    /// together, against its agent's session budget.
+    budgets: SessionBudgets,
 }
+
+/// Per agent tool, the session budget of one connection or MCP session.
+type SessionBudgets = Arc<std::sync::Mutex<HashMap<String, SessionBudget>>>;
 
 struct Inner {
     /// The first agent: its permission rules gate the direct tools.
@@ -66,10 +77,16 @@ struct Inner {
     approval: Option<Duration>,
     /// `ServeOptions::sessions`: where the agent tool's conversations live.
     store: Option<Arc<dyn SessionStore>>,
+    /// How runs take their session's lease.
+    lease: LeaseSettings,
     /// Calls of 2026-07-28 clients parked on a question.
     parked: ParkedRuns,
     /// Agent runs served as tasks (clients with the tasks extension).
     tasks: TaskManager,
+    /// Which OAuth caller started which task.
+    task_owners: super::task_owners::TaskOwners,
+    /// Per-caller limits of agent runs.
+    limiter: Option<Arc<Limiter>>,
     /// A skills folder served through the Skills extension.
     #[cfg(feature = "builtin")]
     skills: Option<Arc<super::skills::ServedSkills>>,
@@ -77,6 +94,7 @@ struct Inner {
 
 /// What the handler serves, decided by `serve_mcp`.
 pub(crate) struct Served {
+    pub(crate) limiter: Option<Arc<Limiter>>,
     pub(crate) agent: Agent,
     /// Each agent tool's agent, by tool name.
     pub(crate) agents: HashMap<String, Agent>,
@@ -85,6 +103,7 @@ pub(crate) struct Served {
     pub(crate) answers: bool,
     pub(crate) approval: Option<Duration>,
     pub(crate) store: Option<Arc<dyn SessionStore>>,
+    pub(crate) lease: LeaseSettings,
     #[cfg(feature = "builtin")]
     pub(crate) skills: Option<Arc<super::skills::ServedSkills>>,
 }
@@ -92,6 +111,7 @@ pub(crate) struct Served {
 impl LoushoServer {
     pub(crate) fn new(served: Served) -> Self {
         let Served {
+            limiter,
             agent,
             agents,
             catalog,
@@ -99,6 +119,7 @@ impl LoushoServer {
             answers,
             approval,
             store,
+            lease,
             #[cfg(feature = "builtin")]
             skills,
         } = served;
@@ -111,19 +132,28 @@ impl LoushoServer {
                 answers,
                 approval,
                 store,
+                lease,
                 parked: ParkedRuns::default(),
                 tasks: TaskManager::new(),
+                task_owners: Default::default(),
+                limiter,
                 #[cfg(feature = "builtin")]
                 skills,
             }),
             log: LogFilter::default(),
             subscribed: Subscribed::default(),
+            budgets: SessionBudgets::default(),
         }
     }
 
     /// The names of the agent tools (a call of one is an agent run).
     pub(crate) fn agent_tool_names(&self) -> impl Iterator<Item = &str> {
         self.inner.agents.keys().map(String::as_str)
+    }
+
+    /// The per-caller limits of agent runs, if any are set.
+    pub(crate) fn limiter(&self) -> Option<&Arc<Limiter>> {
+        self.inner.limiter.as_ref()
     }
 
     /// The server for a new connection or HTTP session: same tools, its own
@@ -133,6 +163,7 @@ impl LoushoServer {
             inner: self.inner.clone(),
             log: LogFilter::default(),
             subscribed: Subscribed::default(),
+            budgets: SessionBudgets::default(),
         }
     }
 
@@ -266,11 +297,14 @@ impl ServerHandler for LoushoServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.inner.catalog.read(|e| e.tools()),
-        ))
+        let mut tools = self.inner.catalog.read(|e| e.tools());
+        // An OAuth caller sees only the tools its scopes open.
+        if let Some(caller) = caller_of(&cx) {
+            tools.retain(|t| caller.may_call(&t.name));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn on_initialized(&self, cx: NotificationContext<RoleServer>) {
@@ -365,9 +399,10 @@ impl ServerHandler for LoushoServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.completion(request).await
+        let caller = caller_of(&cx).map(|c| caller_store::CallerKey(c.key()));
+        self.completion(request, caller).await
     }
 
     #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by 2025-11-25 clients
@@ -383,8 +418,10 @@ impl ServerHandler for LoushoServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        let owners = &self.inner.task_owners;
+        owners.check(&request.task_id, caller_of(&cx))?;
         self.inner
             .tasks
             .get_task(&request.task_id)
@@ -394,8 +431,10 @@ impl ServerHandler for LoushoServer {
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let owners = &self.inner.task_owners;
+        owners.check(&request.task_id, caller_of(&cx))?;
         self.inner
             .tasks
             .update_task(&request.task_id, request.input_responses)
@@ -404,8 +443,10 @@ impl ServerHandler for LoushoServer {
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _cx: RequestContext<RoleServer>,
+        cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let owners = &self.inner.task_owners;
+        owners.check(&request.task_id, caller_of(&cx))?;
         self.inner.tasks.cancel_task(&request.task_id)
     }
 
@@ -434,6 +475,10 @@ impl ServerHandler for LoushoServer {
             "serving a tools/call"
         );
         let span = server_span(&request, &cx);
+        let started = std::time::Instant::now();
+        let caller = caller_of(&cx).cloned();
+        audit::mark_span(&span, caller.as_ref());
+        let tool = request.name.clone();
         let result = self
             .call_tool_in_span(request, cx)
             .instrument(span.clone())
@@ -443,6 +488,19 @@ impl ServerHandler for LoushoServer {
             Ok(_) => Ok(None),
             Err(e) => Err(e),
         };
+        let outcome = match complete {
+            Ok(Some(r)) if r.is_error == Some(true) => "tool_error",
+            Ok(Some(_)) => "ok",
+            Ok(None) => "task",
+            Err(_) => "error",
+        };
+        audit::call(
+            caller.as_ref(),
+            &tool,
+            audit::Decision::Allowed,
+            outcome,
+            started,
+        );
         record_outcome(&span, complete);
         result
     }
@@ -461,6 +519,18 @@ fn record_outcome(span: &Span, outcome: Result<Option<&CallToolResult>, &ErrorDa
         }
         Ok(_) => {}
     }
+}
+
+/// The caller the per-caller limits count a stdio server's runs under (its
+/// one client).
+const STDIO_CALLER: &str = "stdio";
+
+/// The caller an OAuth access token named, over HTTP.
+pub(super) fn caller_of(cx: &RequestContext<RoleServer>) -> Option<&super::caller::Caller> {
+    cx.extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<super::caller::Caller>()
 }
 
 /// The call's MCP server span: a child of the caller's span when the request's
@@ -483,12 +553,27 @@ impl LoushoServer {
         cx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
-        let run_cancel = inner.shutdown.child_token();
         // Over HTTP a cancel notification drops rmcp's future for this call,
-        // which cancels `cx.ct` (see `http/screen.rs`).
-        let request_cancel = cx.ct.child_token();
+        // which cancels `cx.ct` (see `http/screen.rs`). Only waited on here.
+        let request_cancel = cx.ct.clone();
+        // A run's own token, a child of the server's shutdown, made only where
+        // a run needs one: every call's child of that one shared token would
+        // take its lock (`run_direct` makes its own).
+        let run_cancel = || inner.shutdown.child_token();
         let id = cx.id.to_string();
+        let caller = caller_of(&cx).cloned();
+        // With OAuth, a caller's sessions are its own.
+        let store = caller_store::for_caller(inner.store.clone(), caller.as_ref()).map(|store| {
+            Conversations {
+                store,
+                lease: inner.lease,
+            }
+        });
         if let Some(agent) = inner.agents.get(request.name.as_ref()) {
+            let permit = match self.run_permit(&request, &cx).await {
+                Ok(permit) => permit,
+                Err(refused) => return Ok(error_result(refused).into()),
+            };
             let progress = match cx.meta.get_progress_token() {
                 Some(t) => ProgressTo::Run(t, Default::default()),
                 None => ProgressTo::Nowhere,
@@ -498,32 +583,35 @@ impl LoushoServer {
                 Some(timeout) => Approver::Elicit(timeout),
                 None => Approver::Nobody,
             };
+            let budget = self.session_budget(&request.name, agent);
             if request.request_state.is_none()
                 && tasks::client_takes_tasks(cx.client_capabilities().as_ref())
             {
                 let agent = agent.clone();
-                let store = inner.store.clone();
                 let arguments = request.arguments;
                 // The task is not the request: only `tasks/cancel` and the
                 // server's close stop it.
                 let call = move |channel, run_cancel| {
                     agent_tool::call_detached(
-                        agent, arguments, run_cancel, channel, approver, store,
+                        agent, arguments, run_cancel, channel, approver, store, permit, budget,
                     )
                 };
                 let status = "the agent is working";
                 let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
+                let alive = |id: &str| inner.tasks.get_task(id).is_ok();
+                inner
+                    .task_owners
+                    .record(&task.task.task_id, caller.as_ref(), alive);
                 return Ok(CallToolResponse::Task(task));
             }
             if rounds_for(&request, &channel) {
                 let agent = agent.clone();
-                let store = inner.store.clone();
                 let arguments = request.arguments.clone();
                 // Detached from the round's request: cancelled through
                 // `run_cancel` only.
                 let call = move |channel, run_cancel| {
                     agent_tool::call_detached(
-                        agent, arguments, run_cancel, channel, approver, store,
+                        agent, arguments, run_cancel, channel, approver, store, permit, budget,
                     )
                 };
                 // Boxed, as below: an agent run's future is large, and
@@ -532,7 +620,7 @@ impl LoushoServer {
                     &request,
                     channel,
                     &request_cancel,
-                    run_cancel,
+                    run_cancel(),
                     call,
                 ))
                 .await;
@@ -541,10 +629,12 @@ impl LoushoServer {
                 agent,
                 request.arguments,
                 &request_cancel,
-                run_cancel,
+                run_cancel(),
                 channel,
                 approver,
-                inner.store.as_ref(),
+                store.as_ref(),
+                permit.as_ref(),
+                budget,
             ))
             .await
             {
@@ -592,12 +682,60 @@ impl LoushoServer {
                     .await
                     .ok()
             };
-            return Box::pin(self.in_rounds(&request, channel, &request_cancel, run_cancel, call))
-                .await;
+            return Box::pin(self.in_rounds(
+                &request,
+                channel,
+                &request_cancel,
+                run_cancel(),
+                call,
+            ))
+            .await;
         }
         self.run_direct(request, id, channel, &request_cancel)
             .await
             .map(Into::into)
+    }
+
+    /// An agent run's permit under the per-caller limits (`None` when none
+    /// are set): over HTTP the one the screen took (none for the retry of an
+    /// input-required round: it is no new run); on stdio, for its one
+    /// client, taken here. `Err` is the refusal, for an `isError` result.
+    async fn run_permit(
+        &self,
+        request: &CallToolRequestParams,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<Option<RunPermit>, String> {
+        let Some(limiter) = &self.inner.limiter else {
+            return Ok(None);
+        };
+        if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>() {
+            return Ok(parts
+                .extensions
+                .get::<PermitSlot>()
+                .and_then(PermitSlot::take));
+        }
+        if request.request_state.is_some() {
+            return Ok(None);
+        }
+        match limiter.admit(STDIO_CALLER).await {
+            Ok(permit) => Ok(Some(permit)),
+            Err(refused) => {
+                tracing::info!(%refused, "refused an agent run past a per-caller limit");
+                Err(refused.to_string())
+            }
+        }
+    }
+
+    /// The session budget of agent tool `name`'s calls on this connection
+    /// or MCP session: its agent's, counted from the first call; `None`
+    /// when the agent has none.
+    fn session_budget(&self, name: &str, agent: &Agent) -> Option<SessionBudget> {
+        let budget = agent.inner.session_budget?;
+        let mut budgets = self.budgets.lock_unpoisoned();
+        let shared = budgets
+            .entry(name.to_owned())
+            .or_insert_with(|| SessionBudget::new(budget));
+        Some(shared.clone())
     }
 
     /// Whether the direct tool `name` opted in to run as a task.

@@ -1,5 +1,6 @@
 //! Streamable HTTP: stateless, JSON responses (SSE only when progress streams),
-//! POST only, Host/Origin checked, optional bearer auth.
+//! POST only, Host/Origin checked, optional auth: a static bearer token or
+//! OAuth access tokens ([`oauth`]).
 
 use super::cancel::CancelRegistry;
 use super::error::ServeError;
@@ -20,14 +21,17 @@ use tokio_util::sync::CancellationToken;
 mod admission;
 mod bind;
 mod client_id;
+mod drain;
 mod envelope;
 mod host;
 mod listen;
+mod oauth;
 mod screen;
 
 use admission::{Admission, CallLimits};
 use host::AllowedHosts;
 pub(crate) use listen::{ConnLimits, serve};
+use oauth::ResourceServer;
 use screen::{McpService, Screen, Screened};
 
 /// Binds the listener (port 0 picks a free port) with a backlog for bursts
@@ -56,12 +60,31 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The router: the MCP endpoint at `opts.path`, behind the bearer check.
+/// What guards the MCP endpoint: [`Auth`], checked and ready.
+pub(crate) enum Guard {
+    /// The static token's bytes.
+    Bearer(Arc<[u8]>),
+    /// An OAuth resource server.
+    OAuth(Arc<ResourceServer>),
+}
+
+impl Guard {
+    /// `auth` ready to guard the server named `name` (the OAuth metadata's
+    /// `resource_name`); unusable OAuth settings are an error.
+    pub(crate) fn new(auth: &Auth, name: &str) -> Result<Self, ServeError> {
+        Ok(match auth {
+            Auth::Bearer(token) => Guard::Bearer(token.0.as_bytes().into()),
+            Auth::OAuth(resource) => Guard::OAuth(Arc::new(ResourceServer::new(resource, name)?)),
+        })
+    }
+}
+
+/// The router: the MCP endpoint at `opts.path`, behind the guard.
 pub(crate) fn router(
     server: LoushoServer,
     cancels: CancelRegistry,
     opts: &HttpOptions,
-    auth: Option<&Auth>,
+    guard: Option<Guard>,
     bound: SocketAddr,
     shutdown: &CancellationToken,
 ) -> axum::Router {
@@ -91,10 +114,14 @@ pub(crate) fn router(
         },
         server.agent_tool_names().map(str::to_owned).collect(),
     );
+    let limiter = server.limiter().cloned();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(opts.stateful)
         .with_json_response(true)
-        .with_allowed_hosts(hosts)
+        // The screen checks the host first, and more strictly (`host.rs`);
+        // rmcp's list would parse every entry again for every request. rmcp
+        // still refuses a request that names no host at all.
+        .disable_allowed_hosts()
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
@@ -122,14 +149,15 @@ pub(crate) fn router(
             body_timeout: opts.body_timeout,
             min_body_rate: opts.min_body_rate,
             admission: Arc::new(admission),
+            limiter,
         },
     };
     let app = axum::Router::new().route_service(&opts.path, screened);
-    match auth {
-        Some(Auth::Bearer(token)) => {
-            let expected: Arc<[u8]> = token.0.as_bytes().into();
+    match guard {
+        Some(Guard::Bearer(expected)) => {
             app.layer(middleware::from_fn_with_state(expected, require_bearer))
         }
+        Some(Guard::OAuth(rs)) => rs.protect(app),
         None => app,
     }
 }
@@ -144,7 +172,7 @@ async fn require_bearer(State(expected): State<Arc<[u8]>>, req: Request, next: N
     if given.is_some_and(|g| constant_time_eq(g, &expected)) {
         return next.run(req).await;
     }
-    screen::drain(req).await;
+    drain::drain(req).await;
     let mut res = (StatusCode::UNAUTHORIZED, "missing or invalid bearer token").into_response();
     res.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -2,9 +2,10 @@
 //! [`HttpOptions`] and [`Auth`].
 
 use super::prompts::DefinedPrompt;
+use super::resource_server::OAuthResource;
 use super::resources::{DefinedResource, DefinedResourceTemplate};
 use crate::Agent;
-use crate::session::SessionStore;
+use crate::session::{LeaseSettings, SessionStore};
 use crate::tool::{IntoTools, Tool, ToolSet};
 use std::fmt;
 use std::sync::Arc;
@@ -94,6 +95,7 @@ pub struct ServeOptions {
     pub(crate) approval_timeout: Duration,
     pub(crate) max_line_bytes: usize,
     pub(crate) sessions: Option<Arc<dyn SessionStore>>,
+    pub(crate) session_lease: LeaseSettings,
     pub(crate) resources: Vec<DefinedResource>,
     pub(crate) resource_templates: Vec<DefinedResourceTemplate>,
     pub(crate) prompts: Vec<DefinedPrompt>,
@@ -106,6 +108,7 @@ pub struct ServeOptions {
     pub(crate) transcripts: Option<Arc<dyn SessionStore>>,
     #[cfg(feature = "builtin")]
     pub(crate) files: Vec<super::WorkspaceFiles>,
+    pub(crate) caller_limits: Option<super::CallerLimits>,
 }
 
 impl fmt::Debug for ServeOptions {
@@ -137,6 +140,7 @@ impl fmt::Debug for ServeOptions {
             .field("approval_timeout", &self.approval_timeout)
             .field("max_line_bytes", &self.max_line_bytes)
             .field("sessions", &self.sessions)
+            .field("session_lease", &self.session_lease)
             .field("resources", &self.resources)
             .field("resource_templates", &self.resource_templates)
             .field("prompts", &self.prompts)
@@ -144,6 +148,7 @@ impl fmt::Debug for ServeOptions {
             .field("title", &self.title)
             .field("icons", &self.icons)
             .field("transcripts", &self.transcripts.is_some())
+            .field("caller_limits", &self.caller_limits)
             .finish_non_exhaustive()
     }
 }
@@ -164,6 +169,7 @@ impl ServeOptions {
             approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             sessions: None,
+            session_lease: LeaseSettings::default(),
             resources: Vec::new(),
             resource_templates: Vec::new(),
             prompts: Vec::new(),
@@ -175,6 +181,7 @@ impl ServeOptions {
             transcripts: None,
             #[cfg(feature = "builtin")]
             files: Vec::new(),
+            caller_limits: None,
         }
     }
 
@@ -244,12 +251,34 @@ impl ServeOptions {
     /// Each call loads the history from the store and appends its turn when
     /// it completes, so replicas behind a load balancer sharing one store
     /// (`PostgresStore`) serve one conversation in turns, also over
-    /// stateless HTTP. Two calls of one session at the same time: the one
-    /// that finishes second gets an `isError` result saying to call again,
-    /// and stores nothing. Anyone who can call the server and knows a
-    /// session's id can continue it.
+    /// stateless HTTP. Two calls of one session at the same time take
+    /// turns through the session's lease ([`session_lease`](Self::session_lease)).
+    /// A call that repeats the message of a run of its session that stopped
+    /// without finishing (its replica died mid-run, and the client retried)
+    /// goes on with that run from its step journal instead of starting over.
+    /// Without OAuth, anyone who can call the server and knows a session's id
+    /// can continue it.
     pub fn sessions(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.sessions = Some(store);
+        self
+    }
+
+    /// Limits each caller's agent runs: runs at once, runs a minute, tokens
+    /// a day (spec: `serve.limits.perCaller`); see [`CallerLimits`](super::CallerLimits).
+    /// The counts live in the session store given to
+    /// [`sessions`](Self::sessions) (or [`CallerLimits::store`](super::CallerLimits::store)),
+    /// so replicas sharing it count together; else in memory.
+    pub fn caller_limits(mut self, limits: super::CallerLimits) -> Self {
+        self.caller_limits = Some(limits);
+        self
+    }
+
+    /// How the served agent's runs take their session's lease (default
+    /// [`LeaseSettings::default`]: a replica that died frees its sessions
+    /// 30 s after its last heartbeat); `lousho mcp` reads the lease time
+    /// from `LOUSHO_SESSION_LEASE` (seconds).
+    pub fn session_lease(mut self, settings: LeaseSettings) -> Self {
+        self.session_lease = settings;
         self
     }
 
@@ -633,6 +662,9 @@ pub enum Auth {
     /// `Authorization: Bearer <token>`, compared in constant time; anything
     /// else gets `401` with `WWW-Authenticate: Bearer`.
     Bearer(BearerToken),
+    /// OAuth 2.1 access tokens from an authorization server (the MCP
+    /// authorization spec's resource server; see [`OAuthResource`]).
+    OAuth(OAuthResource),
 }
 
 impl Auth {
@@ -640,12 +672,18 @@ impl Auth {
     pub fn bearer(token: impl Into<String>) -> Self {
         Auth::Bearer(BearerToken(token.into()))
     }
+
+    /// Requires an OAuth access token `resource` accepts.
+    pub fn oauth(resource: OAuthResource) -> Self {
+        Auth::OAuth(resource)
+    }
 }
 
 impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Auth::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+            Auth::OAuth(resource) => f.debug_tuple("OAuth").field(resource).finish(),
         }
     }
 }

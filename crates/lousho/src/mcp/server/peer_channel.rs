@@ -9,6 +9,8 @@
 
 use super::mrtr::{DEFAULT_WAIT, Rounds, Unanswered};
 use super::task_link::TaskLink;
+pub(crate) use crate::mcp::log_level::from_rmcp_level;
+use crate::mcp::log_level::to_rmcp_level;
 use crate::tool::{
     ClientChannel, ClientError, Elicitation, LogLevel, SamplingReply, SamplingRequest, SamplingRole,
 };
@@ -153,35 +155,6 @@ fn service_error(action: &'static str, e: ServiceError) -> ClientError {
             action,
             reason: other.to_string(),
         },
-    }
-}
-
-fn to_rmcp_level(level: LogLevel) -> rmcp::model::LoggingLevel {
-    use rmcp::model::LoggingLevel as L;
-    match level {
-        LogLevel::Debug => L::Debug,
-        LogLevel::Info => L::Info,
-        LogLevel::Notice => L::Notice,
-        LogLevel::Warning => L::Warning,
-        LogLevel::Error => L::Error,
-        LogLevel::Critical => L::Critical,
-        LogLevel::Alert => L::Alert,
-        LogLevel::Emergency => L::Emergency,
-    }
-}
-
-/// The lousho level for an rmcp one.
-pub(crate) fn from_rmcp_level(level: rmcp::model::LoggingLevel) -> LogLevel {
-    use rmcp::model::LoggingLevel as L;
-    match level {
-        L::Debug => LogLevel::Debug,
-        L::Info => LogLevel::Info,
-        L::Notice => LogLevel::Notice,
-        L::Warning => LogLevel::Warning,
-        L::Error => LogLevel::Error,
-        L::Critical => LogLevel::Critical,
-        L::Alert => LogLevel::Alert,
-        L::Emergency => LogLevel::Emergency,
     }
 }
 

@@ -6,15 +6,25 @@
 //! a call with one continues that conversation (created if the store has no
 //! such session, so a client may pick its own ids). The result carries the
 //! id twice: in `structuredContent` (`{"reply": …, "session": …}`, declared
-//! by the tool's `outputSchema`) for programs, and as a last text block
+//! by the tool's `outputSchema`; `reply` is the answer's object for an agent
+//! with an output schema) for programs, and as a last text block
 //! (`session: <id>`) for clients that only show text to their model.
 
 use super::arguments::{ArgumentError, json_type};
-use crate::session::{SessionStore, StoreError};
+use super::limits::RESERVED_PREFIX;
+use crate::session::{LeaseSettings, SessionStore, StoreError};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 use std::io::Read;
 use std::sync::Arc;
+
+/// Where a served call's conversations live: the store (with OAuth, the
+/// caller's part of it) and how runs take a session's lease.
+#[derive(Clone)]
+pub(crate) struct Conversations {
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) lease: LeaseSettings,
+}
 
 /// The input schema's `session` property.
 pub(crate) fn session_property() -> Value {
@@ -24,16 +34,33 @@ pub(crate) fn session_property() -> Value {
     })
 }
 
-/// The agent tool's output schema with sessions on.
-pub(crate) fn output_schema() -> Map<String, Value> {
-    let schema = json!({
+/// The agent tool's output schema with sessions on: `reply` is the agent's
+/// answer — text, or the object `answer` (the agent's output schema)
+/// describes, whose `$defs` move to the top so its `$ref`s still resolve.
+pub(crate) fn output_schema(answer: Option<&Value>) -> Map<String, Value> {
+    let mut defs = None;
+    let reply = match answer {
+        Some(Value::Object(answer)) => {
+            let mut answer = answer.clone();
+            answer.remove("$schema");
+            defs = answer.remove("$defs");
+            Value::Object(answer)
+        }
+        _ => {
+            json!({ "type": "string", "description": "The agent's answer (or, with isError, what went wrong)." })
+        }
+    };
+    let mut schema = json!({
         "type": "object",
         "properties": {
-            "reply": { "type": "string", "description": "The agent's answer (or, with isError, what went wrong)." },
+            "reply": reply,
             "session": { "type": "string", "description": "The conversation's id: pass it as `session` to continue it." }
         },
         "required": ["reply", "session"]
     });
+    if let Some(defs) = defs {
+        schema["$defs"] = defs;
+    }
     match schema {
         Value::Object(o) => o,
         _ => Map::new(),
@@ -65,6 +92,9 @@ pub(crate) fn requested(
     match (given, store) {
         (None | Some(Value::Null), _) => Ok(Requested::New),
         (Some(_), None) => Err(ArgumentError::SessionsOff),
+        (Some(Value::String(id)), Some(_)) if id.starts_with(RESERVED_PREFIX) => {
+            Err(ArgumentError::ReservedSession)
+        }
         (Some(Value::String(id)), Some(_)) => Ok(Requested::Continue(id.clone())),
         (Some(other), Some(_)) => Err(ArgumentError::SessionNotAString {
             found: json_type(other),
@@ -90,6 +120,10 @@ pub(crate) fn store_failure(id: &str, error: &StoreError) -> String {
              this call's turn was not stored; call again with the same `session` to continue \
              from the newer history"
         ),
+        StoreError::Busy { .. } => format!(
+            "session `{id}` stayed in use by another call of it for longer than this call may \
+             wait, so this call did not run; call again with the same `session` later"
+        ),
         StoreError::InvalidId { .. } => format!(
             "argument `session`: {error}; pass the `session` a previous call returned, or leave \
              it out to start a new conversation"
@@ -98,15 +132,21 @@ pub(crate) fn store_failure(id: &str, error: &StoreError) -> String {
     }
 }
 
-/// `result` with the session id: `structuredContent` `{reply, session}` and
-/// a last text block `session: <id>`.
+/// `result` with the session id: `structuredContent` `{reply, session}`
+/// (`reply` the result's structured content when it has some, else its
+/// text) and a last text block `session: <id>`.
 pub(crate) fn with_session(mut result: CallToolResult, id: &str) -> CallToolResult {
-    let reply: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let reply = match result.structured_content.take() {
+        Some(structured) => structured,
+        None => Value::String(
+            result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     result.structured_content = Some(json!({ "reply": reply, "session": id }));
     result
         .content

@@ -3,14 +3,17 @@
 //! spec: `serve.resources: [sessions]`): `lousho://sessions` lists them
 //! (JSON: id, message count, last update), `lousho://sessions/{id}` is one
 //! transcript (JSON: the messages, oldest first), its `id` completed from
-//! the store.
+//! the store. With OAuth, each caller lists, reads and completes only its
+//! own sessions (the store as [`caller_store`](super::caller_store) sees it).
 
+use super::caller_store::{CallerKey, for_key};
 use super::completion::CompletionRequest;
 use super::resources::{
     DefinedResource, DefinedResourceTemplate, ResourceContent, ResourceError, define_resource,
     define_resource_template,
 };
 use crate::session::{SessionStore, StoreError};
+use crate::tool::ToolContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -40,8 +43,8 @@ fn millis(t: std::time::SystemTime) -> u64 {
 pub(crate) fn offers(store: Arc<dyn SessionStore>) -> (DefinedResource, DefinedResourceTemplate) {
     let list = {
         let store = store.clone();
-        define_resource(SESSIONS_URI, "sessions", move |_ctx| {
-            let store = store.clone();
+        define_resource(SESSIONS_URI, "sessions", move |ctx: ToolContext| {
+            let store = for_key(store.clone(), ctx.caller.get::<CallerKey>());
             async move {
                 let all = store.list().await.map_err(|e| failed(&e))?;
                 let rows: Vec<Value> = all
@@ -66,35 +69,39 @@ pub(crate) fn offers(store: Arc<dyn SessionStore>) -> (DefinedResource, DefinedR
         .mime_type("application/json")
     };
     let completer_store = store.clone();
-    let one = define_resource_template(SESSION_URI_TEMPLATE, "session", move |s: Session, _ctx| {
-        let store = store.clone();
-        async move {
-            let uri = format!("{SESSIONS_URI}/{}", s.id);
-            let found = store.load(&s.id).await.map_err(|e| match e {
-                StoreError::InvalidId { .. } => ResourceError::NotFound { uri: uri.clone() },
-                other => failed(&other),
-            })?;
-            let Some(session) = found else {
-                return Err(ResourceError::NotFound { uri });
-            };
-            let messages = serde_json::to_value(&session.messages)
-                .map_err(|e| ResourceError::Failed(e.to_string()))?;
-            Ok(ResourceContent::text(
-                json!({
-                    "session": session.info.id,
-                    "version": session.info.version,
-                    "messages": messages,
-                })
-                .to_string(),
-            )
-            .with_mime_type("application/json"))
-        }
-    })
+    let one = define_resource_template(
+        SESSION_URI_TEMPLATE,
+        "session",
+        move |s: Session, ctx: ToolContext| {
+            let store = for_key(store.clone(), ctx.caller.get::<CallerKey>());
+            async move {
+                let uri = format!("{SESSIONS_URI}/{}", s.id);
+                let found = store.load(&s.id).await.map_err(|e| match e {
+                    StoreError::InvalidId { .. } => ResourceError::NotFound { uri: uri.clone() },
+                    other => failed(&other),
+                })?;
+                let Some(session) = found else {
+                    return Err(ResourceError::NotFound { uri });
+                };
+                let messages = serde_json::to_value(&session.messages)
+                    .map_err(|e| ResourceError::Failed(e.to_string()))?;
+                Ok(ResourceContent::text(
+                    json!({
+                        "session": session.info.id,
+                        "version": session.info.version,
+                        "messages": messages,
+                    })
+                    .to_string(),
+                )
+                .with_mime_type("application/json"))
+            }
+        },
+    )
     .title("Session transcript")
     .description("One conversation of the session store: its messages, oldest first")
     .mime_type("application/json")
     .complete(move |r: CompletionRequest| {
-        let store = completer_store.clone();
+        let store = for_key(completer_store.clone(), r.caller.as_ref());
         async move {
             store
                 .list()

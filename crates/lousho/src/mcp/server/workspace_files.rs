@@ -16,8 +16,9 @@ use super::resources::{
 };
 use crate::builtin::fs::files::{FileGlobs, WholeFile, find_files, read_whole};
 use crate::builtin::{FsToolError, SandboxError, Workspace};
+use crate::mcp::file_uri::PATH;
 use futures::future::BoxFuture;
-use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+use percent_encoding::{percent_decode_str, utf8_percent_encode};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -28,24 +29,6 @@ pub const MAX_LISTED_FILES: usize = 10_000;
 
 /// How often subscribed files are checked for changes.
 const POLL: Duration = Duration::from_secs(1);
-
-/// What a URI path keeps encoded (RFC 3986: not a path character).
-const PATH: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'[')
-    .add(b']')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'|');
 
 /// Files of a workspace to serve as `file://` resources:
 /// [`ServeOptions::files`](crate::ServeOptions::files).

@@ -85,6 +85,12 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, default_max_toke
         }
         _ => {}
     }
+    if let Some(output) = &request.settings.output {
+        let config = body
+            .entry("output_config")
+            .or_insert_with(|| Value::Object(Map::new()));
+        config["format"] = json!({ "type": "json_schema", "schema": output.strict() });
+    }
     if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
         let system = if cache {
             json!([{ "type": "text", "text": system, "cache_control": breakpoint() }])

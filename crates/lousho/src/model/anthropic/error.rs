@@ -29,6 +29,14 @@ fn from_parts(
     } else {
         format!("{kind}: {message}")
     };
+    if kind == "overloaded_error" {
+        // 529, or an `error` event after the 200: typed by its kind.
+        return ModelError::Overloaded {
+            provider: provider.to_owned(),
+            status,
+            message,
+        };
+    }
     error_for_status(provider, status, message, retry_after)
 }
 

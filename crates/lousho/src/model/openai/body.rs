@@ -64,6 +64,14 @@ pub(super) fn request_body(model: &str, request: &ModelRequest, options: BodyOpt
     if let Thinking::Effort(effort) = request.settings.thinking {
         body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
+    if let Some(output) = &request.settings.output {
+        body.insert(
+            "response_format".into(),
+            json!({"type": "json_schema", "json_schema": {
+                "name": output.name, "strict": true, "schema": output.strict(),
+            }}),
+        );
+    }
     body.insert("stream".into(), json!(true));
     if options.include_usage {
         body.insert("stream_options".into(), json!({ "include_usage": true }));

@@ -57,6 +57,10 @@ pub(crate) struct Transport {
     pub retry: RetryPolicy,
     /// Only used to scrub what the provider sends back (error bodies, events).
     pub key: Option<ApiKey>,
+    /// The account's client-side rate limiter, shared by the process's
+    /// models of the same provider, base URL and key (none unless limits
+    /// were set).
+    pub limiter: Option<Arc<super::limit::Limiter>>,
 }
 
 /// One request, ready to send (again, on retry).
@@ -121,6 +125,11 @@ pub(crate) fn error_for_status(
             retry_after,
             message,
         },
+        503 | 529 => ModelError::Overloaded {
+            provider,
+            status,
+            message,
+        },
         500..=599 => ModelError::Server {
             provider,
             status,
@@ -142,7 +151,9 @@ pub(crate) fn error_for_status(
 /// the rest of the JSON body built by `body` (with `"tools": null` where the
 /// array goes when the request has tools), then [`stream`] to `url` with
 /// `headers`. `cache_breakpoint` is passed to `tools`. One path for every
-/// wire format.
+/// wire format. `fail_fast`: a model list has a next model, so errors that
+/// [fail over at once](ModelError::fails_over_at_once) are not retried.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn stream_request<D: StreamDecoder>(
     transport: &Arc<Transport>,
     schemas: &super::schema::SchemaCache,
@@ -151,6 +162,7 @@ pub(crate) fn stream_request<D: StreamDecoder>(
     (tools, cache_breakpoint, body): (ToolList<'_>, bool, impl FnOnce() -> serde_json::Value),
     decoder: D,
     classify: ClassifyError,
+    fail_fast: bool,
 ) -> ModelStream {
     let tools =
         match schemas.tools_json(&transport.provider, &request.tools, cache_breakpoint, tools) {
@@ -162,7 +174,7 @@ pub(crate) fn stream_request<D: StreamDecoder>(
         headers: headers.clone(),
         body: serialize_body(&body(), tools.as_deref()).into(),
     };
-    stream(transport.clone(), prepared, decoder, classify)
+    stream(transport.clone(), prepared, decoder, classify, fail_fast)
 }
 
 pub(crate) use super::schema::ToolList;
@@ -199,12 +211,14 @@ pub(crate) fn stream<D: StreamDecoder>(
     request: PreparedRequest,
     decoder: D,
     classify: ClassifyError,
+    fail_fast: bool,
 ) -> ModelStream {
     let driver = Driver {
         transport,
         request,
         fresh_decoder: decoder.clone(),
         classify,
+        fail_fast,
         retries: 0,
         started: false,
         response: None,
@@ -213,6 +227,9 @@ pub(crate) fn stream<D: StreamDecoder>(
         queue: VecDeque::new(),
         error: None,
         done: false,
+        admitted: None,
+        throttled: false,
+        used: None,
     };
     Box::pin(futures::stream::unfold(driver, |mut d| async move {
         let item = d.next().await?;
@@ -226,6 +243,9 @@ struct Driver<D> {
     /// The decoder's initial state, for a retry.
     fresh_decoder: D,
     classify: ClassifyError,
+    /// A model list has a next model: errors that fail over at once are
+    /// returned without retries.
+    fail_fast: bool,
     retries: u32,
     /// An event reached the caller: no more retries.
     started: bool,
@@ -236,6 +256,24 @@ struct Driver<D> {
     /// The final error, yielded after the events decoded before it.
     error: Option<ModelError>,
     done: bool,
+    /// With a limiter: the tokens estimated for the attempt it let through.
+    admitted: Option<u64>,
+    /// With a limiter: whether the caller was told of a wait.
+    throttled: bool,
+    /// With a limiter: the usage the provider reported.
+    used: Option<crate::model::Usage>,
+}
+
+impl<D> Drop for Driver<D> {
+    /// Tells the limiter what the admitted attempt used, when the provider
+    /// said (else the estimate stands).
+    fn drop(&mut self) {
+        if let (Some(limiter), Some(estimate), Some(used)) =
+            (&self.transport.limiter, self.admitted.take(), self.used)
+        {
+            limiter.settle(estimate, used);
+        }
+    }
 }
 
 impl<D: StreamDecoder> Driver<D> {
@@ -243,6 +281,9 @@ impl<D: StreamDecoder> Driver<D> {
         loop {
             if let Some(event) = self.queue.pop_front() {
                 self.started = true;
+                if let (ModelEvent::Usage(u), Some(_)) = (&event, &self.transport.limiter) {
+                    *self.used.get_or_insert_default() += *u;
+                }
                 return Some(Ok(event));
             }
             if let Some(error) = self.error.take() {
@@ -251,12 +292,41 @@ impl<D: StreamDecoder> Driver<D> {
             if self.done {
                 return None;
             }
+            if self.response.is_none()
+                && let Some(limiter) = &self.transport.limiter
+                && self.admitted.is_none()
+            {
+                let estimate = u64::try_from(self.request.body.len() / 4).unwrap_or(u64::MAX);
+                match limiter.try_admit(estimate) {
+                    Ok(()) => self.admitted = Some(estimate),
+                    Err(wait) => {
+                        if !self.throttled {
+                            self.throttled = true;
+                            tracing::info!(
+                                provider = %self.transport.provider, ?wait,
+                                "the client-side rate limit holds the model request back"
+                            );
+                            return Some(Ok(ModelEvent::Throttled(wait)));
+                        }
+                        // Cancel-safe: nothing is reserved while waiting.
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
+            }
             let Err(failure) = self.step().await else {
                 continue;
             };
             self.response = None;
+            if let (Some(limiter), Some(estimate)) = (&self.transport.limiter, self.admitted.take())
+            {
+                // A failed attempt: its tokens (as far as they were read) go
+                // back; a retry is admitted again.
+                limiter.settle(estimate, self.used.take().unwrap_or_default());
+            }
             let error = failure.error;
-            if !self.started && error.is_retryable() {
+            let retry = error.is_retryable() && !(self.fail_fast && error.fails_over_at_once());
+            if !self.started && retry {
                 let attempt = self.retries + 1;
                 if let Some((delay, from_retry_after)) =
                     self.transport.retry.delay(attempt, failure.retry_after)
@@ -339,6 +409,10 @@ impl<D: StreamDecoder> Driver<D> {
             .await
             .map_err(|e| self.network(e))?;
         let status = response.status();
+        if let Some(limiter) = &t.limiter {
+            let blocked = (status.as_u16() == 429).then(|| retry_after(response.headers()));
+            limiter.observe(response.headers(), blocked.flatten());
+        }
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let body = read_error_body(response, t.key.as_ref()).await;
@@ -404,8 +478,32 @@ pub(crate) fn truncate(text: &str, max: usize) -> &str {
     }
 }
 
-/// `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date.
+/// `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP
+/// date, else the reset time of an exhausted limit (OpenAI's
+/// `x-ratelimit-reset-requests` / `-tokens` where the matching
+/// `x-ratelimit-remaining-*` is 0).
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    sent_retry_after(headers).or_else(|| exhausted_limit_reset(headers))
+}
+
+/// When OpenAI's exhausted limits reset.
+fn exhausted_limit_reset(headers: &HeaderMap) -> Option<Duration> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    ["requests", "tokens"]
+        .into_iter()
+        .filter(|kind| text(&format!("x-ratelimit-remaining-{kind}")) == Some("0"))
+        .filter_map(|kind| text(&format!("x-ratelimit-reset-{kind}")))
+        .filter_map(super::limit::go_duration)
+        .max()
+}
+
+/// `retry-after-ms`, else `Retry-After`.
+fn sent_retry_after(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| {
         headers
             .get(name)
@@ -471,5 +569,15 @@ mod tests {
         );
         assert_eq!(retry_after(&headers(&[("retry-after", "soon")])), None);
         assert_eq!(retry_after(&headers(&[])), None);
+        // OpenAI's exhausted limit, without Retry-After.
+        assert_eq!(
+            retry_after(&headers(&[
+                ("x-ratelimit-remaining-requests", "0"),
+                ("x-ratelimit-reset-requests", "1m2s"),
+                ("x-ratelimit-remaining-tokens", "150"),
+                ("x-ratelimit-reset-tokens", "9m"),
+            ])),
+            Some(Duration::from_secs(62))
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! 2026-07-28 discovery), then the first tool listing.
 
 use super::Connection;
+use crate::cassette::mcp::Recorded;
 use crate::mcp::client::catalog::CacheHint;
 use crate::mcp::client::config::{HttpTransport, McpTransport, StdioTransport};
 use crate::mcp::client::error::McpError;
@@ -59,12 +60,12 @@ impl Connection {
         lifecycle: ClientLifecycleMode,
         rejected: &mut bool,
     ) -> Result<Live, McpError> {
-        let handler = Handler::new(
-            &self.name,
-            self.elicitation.clone(),
-            self.progress.clone(),
-            self.entry.tasks,
-        );
+        let handler = Handler::new(&self.name, &self.answerers, &self.entry);
+        if let Some(cassette) = self.cassette_with_secrets()
+            && cassette.is_replaying()
+        {
+            return self.open_replay(cassette, handler, lifecycle).await;
+        }
         match &self.entry.transport {
             McpTransport::Stdio(config) => {
                 self.open_stdio(config, handler, lifecycle, rejected).await
@@ -113,8 +114,11 @@ impl Connection {
             replies.clone(),
             noise.clone(),
         );
-        let transport =
-            PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests);
+        let transport = Recorded::new(
+            PeerRequestLimit::new(child, Overflow::Wait, self.entry.max_server_requests),
+            self.cassette.as_ref(),
+            &self.name,
+        );
         let started = Instant::now();
         let handshake = tokio::time::timeout(
             timeout,
@@ -170,9 +174,16 @@ impl Connection {
         tracing::debug!(server = %self.name, %url, oauth = self.oauth.is_some(), "connecting to the MCP server");
         let started = Instant::now();
         let (served, watch) = match &self.oauth {
-            Some(link) => serve_oauth(link, config, &self.entry, &handler, lifecycle)
-                .await
-                .map_err(|e| self.link_error(e, &url))?,
+            Some(link) => serve_oauth(
+                link,
+                config,
+                &self.entry,
+                &handler,
+                lifecycle,
+                (self.cassette.as_ref(), &self.name),
+            )
+            .await
+            .map_err(|e| self.link_error(e, &url))?,
             None => {
                 let dialed =
                     http::transport(config, self.entry.max_server_requests).map_err(|e| {
@@ -183,11 +194,10 @@ impl Connection {
                             source: Arc::new(e),
                         }
                     })?;
+                let transport = Recorded::new(dialed.transport, self.cassette.as_ref(), &self.name);
                 let served = tokio::time::timeout(
                     timeout,
-                    handler
-                        .clone()
-                        .serve_with_lifecycle(dialed.transport, lifecycle),
+                    handler.clone().serve_with_lifecycle(transport, lifecycle),
                 )
                 .await;
                 (served, dialed.watch)
@@ -233,6 +243,7 @@ impl Connection {
     pub(super) async fn finish(&self, live: Live, timeout: Duration) -> Result<Live, McpError> {
         let started = Instant::now();
         let info = live.peer().peer_info();
+        self.ask_log_level(&live, info.as_deref(), timeout).await;
         let listed = tokio::time::timeout(timeout, async {
             let (tools, offers) = tokio::join!(
                 live.peer().list_all_tools_with_cache_hint(),
@@ -284,6 +295,42 @@ impl Connection {
 }
 
 impl Connection {
+    /// Sends the entry's `logLevel` as `logging/setLevel` to a 2025-11-25
+    /// server that declares `logging` (a 2026-07-28 server gets it in each
+    /// call's `_meta` instead). A refusal is logged, not fatal.
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, spoken by servers still
+    async fn ask_log_level(
+        &self,
+        live: &Live,
+        info: Option<&rmcp::model::ServerPeerInfo>,
+        timeout: Duration,
+    ) {
+        let Some(level) = self.entry.log_level else {
+            return;
+        };
+        let Some(info) = info else { return };
+        if !uses_handshake(&info.protocol_version) {
+            return;
+        }
+        if info.capabilities.logging.is_none() {
+            tracing::debug!(server = %self.name, "the MCP server does not declare `logging`; its `logLevel` is not sent");
+            return;
+        }
+        let params =
+            rmcp::model::SetLevelRequestParams::new(crate::mcp::log_level::to_rmcp_level(level));
+        match tokio::time::timeout(timeout, live.peer().set_level(params)).await {
+            Ok(Ok(())) => {
+                tracing::debug!(server = %self.name, %level, "asked the MCP server for its log messages")
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(server = %self.name, %level, error = %e, "the MCP server refused `logging/setLevel`")
+            }
+            Err(_) => {
+                tracing::warn!(server = %self.name, %level, "the MCP server did not answer `logging/setLevel` in time")
+            }
+        }
+    }
+
     /// Why an `oauth` entry could not connect, as an [`McpError`].
     pub(super) fn link_error(&self, e: LinkError, url: &str) -> McpError {
         let server = self.name.clone();

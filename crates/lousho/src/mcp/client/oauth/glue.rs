@@ -3,6 +3,8 @@
 //! connections; the connection turns a [`LinkError`] into an `McpError`.
 
 use super::link::{LinkError, OAuthLink, challenge_of};
+use crate::cassette::Cassette;
+use crate::cassette::mcp::Recorded;
 use crate::mcp::client::config::{HttpTransport, McpServer};
 use crate::mcp::client::handler::Handler;
 use crate::mcp::client::http;
@@ -24,6 +26,7 @@ pub(crate) async fn serve_oauth(
     entry: &McpServer,
     handler: &Handler,
     lifecycle: ClientLifecycleMode,
+    (cassette, server): (Option<&Cassette>, &str),
 ) -> Result<(Handshake, http::HttpWatch), LinkError> {
     let timeout = entry.startup_timeout;
     link.reset_attempts();
@@ -32,6 +35,7 @@ pub(crate) async fn serve_oauth(
         let http::Dialed { transport, watch } =
             http::auth_transport(config, client, entry.max_server_requests)
                 .map_err(LinkError::Setup)?;
+        let transport = Recorded::new(transport, cassette, server);
         let served = tokio::time::timeout(
             timeout,
             handler

@@ -9,7 +9,7 @@
 
 use super::store::{StoredToken, TokenStore, TokenStoreError};
 use crate::mcp::client::config::OAuthSettings;
-use crate::mcp::client::digest::sha256_hex;
+use crate::mcp::digest::sha256_hex;
 use async_trait::async_trait;
 use std::sync::Arc;
 

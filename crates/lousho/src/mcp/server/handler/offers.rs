@@ -4,6 +4,7 @@
 //! and answers with rmcp's types.
 
 use super::LoushoServer;
+use crate::mcp::server::caller_store::CallerKey;
 use crate::mcp::server::catalog::{page, wire};
 use crate::mcp::server::completion::{CompletionRequest, complete};
 use crate::mcp::server::peer_channel::ProgressTo;
@@ -129,9 +130,13 @@ impl LoushoServer {
             None => ProgressTo::Nowhere,
         };
         let client: Arc<dyn ClientChannel> = Arc::new(self.channel(cx, progress));
-        ToolContext::new(cx.id.to_string())
+        let mut ctx = ToolContext::new(cx.id.to_string())
             .with_cancel(cx.ct.child_token())
-            .with_client(Some(client))
+            .with_client(Some(client));
+        if let Some(caller) = super::caller_of(cx) {
+            ctx.caller = ctx.caller.with(CallerKey(caller.key()));
+        }
+        ctx
     }
 
     /// `resources/read`: the fixed resource at `uri`, else the first
@@ -217,6 +222,7 @@ impl LoushoServer {
     pub(super) async fn completion(
         &self,
         request: CompleteRequestParams,
+        caller: Option<CallerKey>,
     ) -> Result<CompleteResult, ErrorData> {
         if self.offered(true, "").is_err() {
             self.offered(false, "completion/complete")?;
@@ -260,6 +266,7 @@ impl LoushoServer {
                 argument,
                 value: request.argument.value,
                 context,
+                caller,
             },
         )
         .await;

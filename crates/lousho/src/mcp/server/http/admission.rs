@@ -59,6 +59,11 @@ impl Admission {
         }
     }
 
+    /// Whether a call of `tool` is an agent run.
+    pub(crate) fn is_run(&self, tool: &str) -> bool {
+        self.agent_tools.contains(tool)
+    }
+
     /// Slots for a call of `tool` from `client`, or the `503` to answer.
     pub(crate) async fn admit(
         &self,

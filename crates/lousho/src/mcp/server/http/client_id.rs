@@ -19,19 +19,21 @@ use std::sync::Arc;
 pub(crate) enum ClientId {
     /// The peer's IP address (the default).
     Address(IpAddr),
-    /// A caller an authentication layer vouched for (its stable id, e.g.
-    /// the token's issuer and subject).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the seam for authentication: no layer names a caller yet"
-        )
-    )]
+    /// A caller an authentication layer vouched for (its stable id: the
+    /// OAuth token's issuer and subject, see `http/oauth`).
     Caller(Arc<str>),
 }
 
 impl ClientId {
+    /// A stable name of the client, for the per-caller limits
+    /// (`ip:<address>` or `caller:<issuer>#<subject>`).
+    pub(crate) fn name(&self) -> String {
+        match self {
+            ClientId::Address(ip) => format!("ip:{ip}"),
+            ClientId::Caller(key) => format!("caller:{key}"),
+        }
+    }
+
     /// The id a layer put in `req`'s extensions, else the peer's address.
     pub(crate) fn of(req: &Request) -> ClientId {
         if let Some(id) = req.extensions().get::<ClientId>() {

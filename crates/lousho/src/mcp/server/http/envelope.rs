@@ -23,8 +23,13 @@ pub(crate) enum Envelope {
     Call {
         /// The request's id, as the cancel registry keys it.
         id: String,
+        /// The request's id as sent (for an answer the screen gives itself).
+        rpc_id: Value,
         /// The tool it calls.
         tool: Option<String>,
+        /// Whether it carries a `requestState`: the retry of an
+        /// input-required round, which goes on with a call already started.
+        resumes: bool,
     },
     /// A `notifications/cancelled` for the request with this id.
     Cancel(String),
@@ -54,10 +59,11 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
 
 /// Whether a value is a JSON object, read without keeping it — except its
 /// `name` when that is a string (a `tools/call`'s tool, which admission
-/// needs), so the body is walked once.
+/// needs) and whether it has a `requestState`, so the body is walked once.
 struct Shape {
     object: bool,
     name: Option<String>,
+    resumes: bool,
 }
 
 impl<'de> Deserialize<'de> for Shape {
@@ -69,57 +75,70 @@ impl<'de> Deserialize<'de> for Shape {
                 f.write_str("any JSON value")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
-                let mut name = None;
+                let (mut name, mut resumes) = (None, false);
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "name" {
                         name = map.next_value::<Value>()?.as_str().map(str::to_owned);
+                    } else if key == "requestState" {
+                        resumes = !map.next_value::<Value>()?.is_null();
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
                 }
-                Ok(Shape { object: true, name })
+                Ok(Shape {
+                    object: true,
+                    name,
+                    resumes,
+                })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
             fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
                 Ok(Shape {
                     object: false,
                     name: None,
+                    resumes: false,
                 })
             }
         }
@@ -183,11 +202,19 @@ pub(crate) fn check(body: &[u8]) -> Envelope {
             Some(target) => Envelope::Cancel(target),
             None => Envelope::Ok,
         },
-        Some("tools/call") => match id.as_ref().and_then(request_id_string) {
-            Some(id) => Envelope::Call {
-                id,
-                tool: parsed.params.and_then(|p| p.name),
-            },
+        Some("tools/call") => match id
+            .as_ref()
+            .and_then(|v| request_id_string(v).map(|key| (key, v)))
+        {
+            Some((key, rpc_id)) => {
+                let params = parsed.params;
+                Envelope::Call {
+                    id: key,
+                    rpc_id: rpc_id.clone(),
+                    resumes: params.as_ref().is_some_and(|p| p.resumes),
+                    tool: params.and_then(|p| p.name),
+                }
+            }
             None => Envelope::Ok,
         },
         _ => Envelope::Ok,
@@ -250,9 +277,16 @@ mod tests {
     fn the_tool_name_is_read_from_a_call() {
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"x":[1,{"name":"no"}]},"name":"agent"}}"#;
         match check(body) {
-            Envelope::Call { id, tool } => {
+            Envelope::Call {
+                id,
+                rpc_id,
+                tool,
+                resumes,
+            } => {
                 assert_eq!(id, request_id_string(&Value::from(1)).unwrap());
+                assert_eq!(rpc_id, Value::from(1));
                 assert_eq!(tool.as_deref(), Some("agent"));
+                assert!(!resumes);
             }
             _ => panic!("a tools/call"),
         }

@@ -420,30 +420,52 @@ struct Reading {
 }
 
 /// The minimum body rate: the body's bytes so far must have arrived by
-/// `start + grace + received / min`.
+/// `start + grace + received / min`. The timer is armed only while the body
+/// is waited for: a body that arrives with its head (most requests) never
+/// touches the runtime's timer wheel — registering a timer wakes the parked
+/// I/O driver, a syscall per request.
 struct RateCheck {
     min: u64,
     start: tokio::time::Instant,
     received: u64,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl RateCheck {
     fn new(min: u64) -> Self {
-        let start = tokio::time::Instant::now();
         RateCheck {
             min,
-            start,
+            start: tokio::time::Instant::now(),
             received: 0,
-            deadline: Box::pin(tokio::time::sleep_until(start + BODY_RATE_GRACE)),
+            deadline: None,
         }
     }
 
     fn add(&mut self, bytes: usize) {
         self.received = self.received.saturating_add(bytes as u64);
+    }
+
+    /// When the bytes received so far must have arrived by.
+    fn due(&self) -> tokio::time::Instant {
         let allowed = Duration::from_secs_f64(self.received as f64 / self.min as f64);
-        let deadline = self.start + BODY_RATE_GRACE + allowed;
-        self.deadline.as_mut().reset(deadline);
+        self.start + BODY_RATE_GRACE + allowed
+    }
+
+    /// Whether the body is too slow, waking `cx` when it would become so.
+    fn too_slow(&mut self, cx: &mut Context<'_>) -> bool {
+        let due = self.due();
+        let sleep = match &mut self.deadline {
+            Some(sleep) => {
+                if sleep.deadline() != due {
+                    sleep.as_mut().reset(due);
+                }
+                sleep
+            }
+            None => self
+                .deadline
+                .insert(Box::pin(tokio::time::sleep_until(due))),
+        };
+        sleep.as_mut().poll(cx).is_ready()
     }
 }
 
@@ -469,7 +491,7 @@ impl HttpBody for Reading {
             }
             Poll::Pending => {
                 if let Some(rate) = &mut self.rate
-                    && rate.deadline.as_mut().poll(cx).is_ready()
+                    && rate.too_slow(cx)
                 {
                     let min = rate.min;
                     self.rate = None;

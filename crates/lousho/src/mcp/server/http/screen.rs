@@ -3,13 +3,17 @@
 //! `notifications/cancelled` to the matching call — whose response stream is
 //! then closed without a JSON-RPC answer, as the protocol asks.
 
+use super::super::audit::{self, Decision};
+use super::super::caller::Caller;
 use super::super::cancel::{CancelRegistry, Principal, Registration};
 use super::super::handler::LoushoServer;
+use super::super::limits::{Limiter, PermitSlot, Refused};
 use super::admission::{Admission, Admitted};
 use super::client_id::ClientId;
 use super::envelope::{self, Envelope};
 use super::host::AllowedHosts;
 use super::listen::{BODY_RATE_GRACE, BodyTooSlow};
+use super::oauth::ResourceServer;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -23,7 +27,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// rmcp's Streamable HTTP service for our handler: stateless (the
@@ -66,6 +70,8 @@ pub(super) struct Screen {
     pub(super) min_body_rate: u64,
     /// The call limits.
     pub(super) admission: Arc<Admission>,
+    /// The per-caller limits of agent runs.
+    pub(super) limiter: Option<Arc<Limiter>>,
 }
 
 impl tower_service::Service<Request> for Screened {
@@ -82,25 +88,44 @@ impl tower_service::Service<Request> for Screened {
         let screen = self.screen.clone();
         Box::pin(async move {
             if let Err(refused) = screen.hosts.check(&req) {
-                drain(req).await;
+                super::drain::drain(req).await;
                 return Ok(refused.into_response());
             }
             if req.method() != Method::POST {
                 return Ok(inner.handle(req).await);
             }
             let json = is_json(&req);
+            let started = Instant::now();
             let (req, body, call) = match screen_post(&screen, req).await {
                 Ok(screened) => screened,
                 Err(response) => return Ok(response),
             };
-            let Some((cancel, registration, tool)) = call else {
+            let Some(call) = call else {
                 return Ok(rejected_as_jsonrpc(inner.handle(req).await, json, &body));
             };
+            let tool = call.tool.clone();
+            if let Some(refused) = beyond_scope(&req, tool.as_deref()) {
+                return Ok(refused);
+            }
             let client = ClientId::of(&req);
+            let mut req = req;
+            if let Some(refused) = limit_run(&screen, &mut req, &client, &call, started).await {
+                return Ok(refused);
+            }
             let admitted = match screen.admission.admit(client, tool.as_deref()).await {
                 Ok(admitted) => admitted,
-                Err(busy) => return Ok(busy),
+                Err(busy) => {
+                    let caller = req.extensions().get::<Caller>();
+                    let tool = tool.as_deref().unwrap_or_default();
+                    audit::call(caller, tool, Decision::Shed, "503", started);
+                    return Ok(busy);
+                }
             };
+            let ScreenedCall {
+                cancel,
+                registration,
+                ..
+            } = call;
             // A `tools/call`: a cancel notification for it closes its response
             // stream without an answer (dropping rmcp's future cancels the run).
             let response = tokio::select! {
@@ -123,17 +148,18 @@ impl tower_service::Service<Request> for Screened {
     }
 }
 
-/// How much of a refused request's body is read before answering.
-const DRAIN_BYTES: usize = 64 * 1024;
-/// How long a refused request's body is read before answering.
-const DRAIN_TIME: Duration = Duration::from_secs(1);
-
-/// Reads (and drops) a little of a refused request's body, so that closing
-/// the connection with the body unread does not reset it before the client
-/// has read the answer.
-pub(super) async fn drain(req: Request) {
-    let body = axum::body::to_bytes(req.into_body(), DRAIN_BYTES);
-    let _ = tokio::time::timeout(DRAIN_TIME, body).await;
+/// A `tools/call` past the screen.
+struct ScreenedCall {
+    /// Fires when the client cancels it.
+    cancel: CancellationToken,
+    /// Its entry in the cancel registry.
+    registration: Registration,
+    /// The tool it names.
+    tool: Option<String>,
+    /// Its JSON-RPC id as sent.
+    rpc_id: serde_json::Value,
+    /// Whether it resumes a call already started (`requestState`).
+    resumes: bool,
 }
 
 /// Reads a POST body once (up to the size limit: `413` past it; within the
@@ -141,21 +167,20 @@ pub(super) async fn drain(req: Request) {
 /// request with its principal, applies `notifications/cancelled` to the
 /// matching in-flight call, and registers a `tools/call` so one can. `Err` is
 /// the response to send instead of passing the request on.
-/// A `tools/call` past the screen: its cancel token, its registration, the
-/// tool it names.
-type ScreenedCall = (CancellationToken, Registration, Option<String>);
-
 async fn screen_post(
     screen: &Screen,
     req: Request,
 ) -> Result<(Request, Bytes, Option<ScreenedCall>), Response> {
-    let principal = Principal(
-        req.headers()
+    // An OAuth caller stays one principal across token refreshes.
+    let principal = Principal(match req.extensions().get::<Caller>() {
+        Some(caller) => caller.key(),
+        None => req
+            .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .into(),
-    );
+    });
     let (parts, body) = req.into_parts();
     let read = axum::body::to_bytes(body, screen.max_body_bytes);
     let bytes = match tokio::time::timeout(screen.body_timeout, read).await {
@@ -189,10 +214,21 @@ async fn screen_post(
             screen.cancels.cancel(&principal, id);
             None
         }
-        Envelope::Call { id, tool } => {
-            let token = CancellationToken::new();
-            let registration = screen.cancels.register(&principal, id, token.clone());
-            Some((token, registration, tool))
+        Envelope::Call {
+            id,
+            rpc_id,
+            tool,
+            resumes,
+        } => {
+            let cancel = CancellationToken::new();
+            let registration = screen.cancels.register(&principal, id, cancel.clone());
+            Some(ScreenedCall {
+                cancel,
+                registration,
+                tool,
+                rpc_id,
+                resumes,
+            })
         }
         Envelope::Ok => None,
         Envelope::Bad(response) => return Err(response),
@@ -203,6 +239,90 @@ async fn screen_post(
         call,
     ))
 }
+
+/// `403 insufficient_scope` for a call of a tool the caller's token does
+/// not open (the challenge names every scope the tool needs: step-up).
+fn beyond_scope(req: &Request, tool: Option<&str>) -> Option<Response> {
+    let caller = req.extensions().get::<Caller>()?;
+    let tool = tool?;
+    let needed = caller.policy.for_tool(tool);
+    if caller.lacks(&needed).is_empty() {
+        return None;
+    }
+    audit::call(
+        Some(caller),
+        tool,
+        Decision::InsufficientScope,
+        "403",
+        Instant::now(),
+    );
+    Some(match req.extensions().get::<Arc<ResourceServer>>() {
+        Some(rs) => rs.insufficient_scope(&needed),
+        None => (StatusCode::FORBIDDEN, "insufficient_scope").into_response(),
+    })
+}
+
+/// The per-caller limits of an agent run (not of the retry of a round,
+/// which goes on with a run already started): its permit goes to the
+/// handler in the request's extensions; past a limit the `429` to answer
+/// (`503` when the store keeping the counts failed).
+async fn limit_run(
+    screen: &Screen,
+    req: &mut Request,
+    client: &ClientId,
+    call: &ScreenedCall,
+    started: Instant,
+) -> Option<Response> {
+    let limiter = screen.limiter.as_ref()?;
+    let tool = call.tool.as_deref()?;
+    if call.resumes || !screen.admission.is_run(tool) {
+        return None;
+    }
+    let refused = match limiter.admit(&client.name()).await {
+        Ok(permit) => {
+            req.extensions_mut().insert(PermitSlot::new(permit));
+            return None;
+        }
+        Err(refused) => refused,
+    };
+    let caller = req.extensions().get::<Caller>();
+    let (status, retry_after, data) = match &refused {
+        Refused::Exceeded(e) => {
+            let secs = e.retry_after_secs();
+            let data = serde_json::json!({
+                "limit": e.which.name(),
+                "max": e.limit,
+                "retryAfterSeconds": secs,
+            });
+            (StatusCode::TOO_MANY_REQUESTS, secs, data)
+        }
+        Refused::Store(e) => {
+            tracing::warn!(error = %e, "could not check a caller's limits");
+            (StatusCode::SERVICE_UNAVAILABLE, 1, serde_json::Value::Null)
+        }
+    };
+    tracing::info!(client = ?client, %refused, "refused an agent run past a per-caller limit");
+    audit::call(
+        caller,
+        tool,
+        Decision::RateLimited,
+        status.as_str(),
+        started,
+    );
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": call.rpc_id,
+        "error": { "code": RATE_LIMITED, "message": refused.to_string(), "data": data },
+    });
+    let mut res = (status, axum::Json(body)).into_response();
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    Some(res)
+}
+
+/// The JSON-RPC error code of a run refused by a per-caller limit (in the
+/// implementation-defined server-error range; `data.limit` names the limit).
+const RATE_LIMITED: i64 = -32029;
 
 /// `408`, and the connection closes.
 fn too_slow(message: String) -> Response {

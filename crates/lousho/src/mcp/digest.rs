@@ -1,5 +1,6 @@
-//! The one SHA-256 digest in hex, for tool fingerprints, server identities
-//! and token-store keys (secrets are only ever stored as such digests).
+//! The one SHA-256 digest in hex, for tool fingerprints, server identities,
+//! token-store keys and the counters of per-caller limits (secrets are only
+//! ever stored as such digests).
 
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;

@@ -53,17 +53,24 @@ pub(crate) async fn run_tool_calls(
     loop {
         let next = tokio::select! {
             biased;
-            _ = cancel.cancelled() => {
-                // The tools' tokens have fired; let them wind down, then stop.
-                let _ = tokio::time::timeout(CANCEL_GRACE, async {
-                    while running.next().await.is_some() {}
-                })
-                .await;
-                return Err(AgentError::Cancelled);
-            }
-            n = running.next() => n,
+            _ = cancel.cancelled() => None,
+            n = running.next() => Some(n),
         };
-        let Some((i, mut output)) = next else { break };
+        // A result that comes back once the run is cancelled (even within
+        // the poll that saw the cancel) is most likely the tool giving up:
+        // it is neither reported nor journaled, so a resumed run treats the
+        // call as in flight instead of taking "cancelled" for its answer.
+        if next.is_none() || cancel.is_cancelled() {
+            // The tools' tokens have fired; let them wind down, then stop.
+            let _ = tokio::time::timeout(CANCEL_GRACE, async {
+                while running.next().await.is_some() {}
+            })
+            .await;
+            return Err(AgentError::Cancelled);
+        }
+        let Some((i, mut output)) = next.flatten() else {
+            break;
+        };
         if !hooks.is_empty() {
             hooks.after_tool(&calls[i], &mut output, cancel).await?;
         }

@@ -112,19 +112,13 @@ fn print_message(out: &mut impl Write, message: &Message) -> std::io::Result<()>
             }
             // Context compaction's summary: the replaced messages, counted
             // from 1 as shown above it, are still in the session.
-            Part::Summary(summary) => {
-                let first = summary.from + 1;
-                let replaced = if summary.to > first {
-                    format!("messages {first}–{}", summary.to)
-                } else {
-                    format!("message {first}")
-                };
-                writeln!(
-                    out,
-                    "summary of {replaced} (by {}): {}",
-                    summary.model, summary.text
-                )?
-            }
+            Part::Summary(summary) => writeln!(
+                out,
+                "summary of {} (by {}): {}",
+                summary.replaced(),
+                summary.model,
+                summary.text
+            )?,
             _ => writeln!(out, "{who}: [another kind of part]")?,
         }
     }

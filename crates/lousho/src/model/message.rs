@@ -97,6 +97,25 @@ pub struct Summary {
     pub model: String,
 }
 
+impl Summary {
+    /// The messages it replaces as people count them (from 1):
+    /// `"messages 2–7"`, or `"message 2"` for one.
+    ///
+    /// ```
+    /// use lousho::model::Summary;
+    /// let s = Summary { text: "…".into(), from: 1, to: 7, model: "test".into() };
+    /// assert_eq!(s.replaced(), "messages 2–7");
+    /// ```
+    pub fn replaced(&self) -> String {
+        let first = self.from.saturating_add(1);
+        if self.to > first {
+            format!("messages {first}–{}", self.to)
+        } else {
+            format!("message {first}")
+        }
+    }
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {

@@ -4,7 +4,7 @@
 
 use super::AgentError;
 use crate::model::run_record::{RequestUsage, ToolCallRecord};
-use crate::model::{Message, Part, Role, ToolCall, ToolResult, Usage};
+use crate::model::{Message, Part, Role, Summary, ToolCall, ToolResult, Usage};
 use crate::session::run_state::RunState;
 use crate::session::{JournalStart, JournalStep, JournaledRun, SessionStore};
 use crate::tool::ToolOutput;
@@ -68,6 +68,19 @@ impl RunJournal {
         .await
     }
 
+    /// Commits a compaction summary that joined the conversation.
+    pub(crate) async fn summary(
+        &self,
+        summary: &Summary,
+        usage: &RequestUsage,
+    ) -> Result<(), AgentError> {
+        self.step(JournalStep::Summary {
+            summary: summary.clone(),
+            usage: usage.clone(),
+        })
+        .await
+    }
+
     /// Commits one step.
     pub(crate) async fn step(&self, step: JournalStep) -> Result<(), AgentError> {
         let seq = self.next.fetch_add(1, Ordering::SeqCst);
@@ -96,7 +109,7 @@ impl RunJournal {
 /// A journaled run rebuilt from its steps.
 pub(crate) struct Replayed {
     /// The conversation: the session's history, the run's input, its
-    /// committed turns and results.
+    /// committed turns, results and summaries.
     pub(crate) messages: Vec<Message>,
     pub(crate) records: Vec<ToolCallRecord>,
     pub(crate) usage: Usage,
@@ -160,6 +173,12 @@ pub(crate) fn replay(history: Vec<Message>, run: &JournaledRun) -> Replayed {
                 }
                 close_if_done(&mut out);
             }
+            // Made between turns: the next turn is still due.
+            JournalStep::Summary { summary, usage } => {
+                out.usage += usage.usage;
+                out.requests.push(usage.clone());
+                out.messages.push(Message::summary(summary.clone()));
+            }
         }
     }
     out
@@ -192,12 +211,12 @@ fn close_if_done(out: &mut Replayed) {
 
 /// The journal of a run resumed from its paused `state`, whose messages past
 /// `base` (the stored version) are the run's: the input it started from,
-/// then its turns and tool results so far as steps, the paused turn last
+/// then its turns, tool results and summaries so far as steps, the paused turn last
 /// with the results it already had — so a crash after the resume goes on
 /// from them as from any journaled run.
 ///
 /// A conversation that steps cannot describe (a message between turns that
-/// is neither a turn nor its results, or turns that do not match the
+/// is neither a turn, its results nor a summary, or turns that do not match the
 /// recorded requests, as in states written before lousho kept them) is
 /// journaled from the paused turn: what came before it is the input.
 pub(crate) fn paused_journal(state: &RunState, base: usize) -> (Vec<Message>, Vec<JournalStep>) {
@@ -234,22 +253,28 @@ pub(crate) fn paused_journal(state: &RunState, base: usize) -> (Vec<Message>, Ve
     (input, steps)
 }
 
-/// `run` (a run's messages) as its input and a step per turn and tool
-/// result, when every message after the first turn is a turn or results
-/// and the turns match the recorded requests.
+/// `run` (a run's messages) as its input and a step per turn, tool result
+/// and compaction summary, when every message from the first turn (or
+/// summary) on is one of them and the turns and summaries match the
+/// recorded requests, in order.
 fn turn_steps(run: &[Message], state: &RunState) -> Option<(Vec<Message>, Vec<JournalStep>)> {
-    let first = run.iter().position(|m| m.role == Role::Assistant)?;
-    let turns = run[first..]
-        .iter()
-        .filter(|m| m.role == Role::Assistant)
-        .count();
-    if turns != state.requests.len() {
+    let stepped = |m: &Message| m.role == Role::Assistant || m.as_summary().is_some();
+    let first = run.iter().position(stepped)?;
+    if run[first..].iter().filter(|m| stepped(m)).count() != state.requests.len() {
         return None;
     }
     let mut requests = state.requests.iter();
     let mut calls: Vec<ToolCall> = Vec::new();
     let mut steps = Vec::new();
     for message in &run[first..] {
+        if let Some(summary) = message.as_summary() {
+            let usage = requests.next().filter(|r| r.model == summary.model)?;
+            steps.push(JournalStep::Summary {
+                summary: summary.clone(),
+                usage: usage.clone(),
+            });
+            continue;
+        }
         if message.role == Role::Assistant {
             calls = message.tool_calls().cloned().collect();
             steps.push(JournalStep::Turn {
@@ -273,4 +298,116 @@ fn turn_steps(run: &[Message], state: &RunState) -> Option<(Vec<Message>, Vec<Jo
         }
     }
     Some((run[..first].to_vec(), steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::JournalStatus;
+    use crate::session::run_state::{PausedCall, PausedTurn};
+    use serde_json::json;
+
+    fn request(model: &str, tokens: u64) -> RequestUsage {
+        RequestUsage {
+            model: model.into(),
+            usage: Usage::new(tokens, 1),
+            cost_usd: None,
+            tool_definition_tokens: 0,
+        }
+    }
+
+    fn calling(id: &str) -> (ToolCall, Message) {
+        let call = ToolCall {
+            id: id.into(),
+            name: "lookup".into(),
+            arguments: json!({}),
+        };
+        let message = Message {
+            role: Role::Assistant,
+            parts: vec![Part::ToolCall(call.clone())],
+        };
+        (call, message)
+    }
+
+    #[test]
+    fn a_paused_run_with_summaries_journals_steps_that_replay_to_its_conversation() {
+        let summary = |to| {
+            Message::summary(Summary {
+                text: format!("up to {to}"),
+                from: 1,
+                to,
+                model: "cheap".into(),
+            })
+        };
+        let history = vec![Message::user("task"), Message::assistant("a1")];
+        let (c1, turn1) = calling("c1");
+        let (c2, turn2) = calling("c2");
+        let looked = Message::tool_results([ToolResult {
+            call_id: "c1".into(),
+            name: "lookup".into(),
+            output: ToolOutput::text("looked"),
+        }]);
+        let run = [
+            Message::user("now"),
+            summary(2),
+            turn1,
+            looked,
+            summary(4),
+            turn2,
+        ];
+        let mut state = RunState::new(
+            history.iter().chain(&run).cloned().collect(),
+            Vec::new(),
+            PausedTurn {
+                text: String::new(),
+                usage: Usage::new(40, 1),
+                calls: vec![PausedCall {
+                    call: c2,
+                    output: None,
+                    approval: None,
+                }],
+            },
+            Usage::default(),
+            2,
+            serde_json::Map::new(),
+        );
+        state.requests = vec![
+            request("cheap", 10),
+            request("main", 20),
+            request("cheap", 30),
+            request("main", 40),
+        ];
+
+        let (input, steps) = paused_journal(&state, history.len());
+        assert_eq!(input, [Message::user("now")], "the summaries are steps");
+        let kinds: Vec<&str> = steps
+            .iter()
+            .map(|s| match s {
+                JournalStep::Turn { .. } => "turn",
+                JournalStep::ToolResult { .. } => "result",
+                JournalStep::Summary { .. } => "summary",
+            })
+            .collect();
+        assert_eq!(kinds, ["summary", "turn", "result", "summary", "turn"]);
+
+        let replayed = replay(
+            history,
+            &JournaledRun {
+                id: "r".into(),
+                session: "s".into(),
+                status: JournalStatus::Interrupted,
+                base_version: 2,
+                input,
+                steps,
+                context: serde_json::Value::Null,
+                updated_at: std::time::SystemTime::now(),
+            },
+        );
+        assert_eq!(replayed.messages, state.messages);
+        assert_eq!(replayed.requests, state.requests);
+        assert_eq!(replayed.usage, Usage::new(100, 4));
+        assert_eq!(replayed.turns, 2, "summaries are not turns");
+        assert_eq!(replayed.records[0].call, c1);
+        assert!(matches!(replayed.end, ReplayEnd::OpenTurn { .. }));
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! A run of a stored session starts a journal entry (its id, its session,
 //! the session version it started from and its new input), then commits
-//! each finished model turn and each tool result as its own transaction.
+//! each finished model turn, each tool result and each compaction summary
+//! as its own transaction.
 //! When the run completes, its messages are appended to the session and its
 //! journal removed in one transaction. A run that stopped without that is
 //! [`JournalStatus::Interrupted`], and
@@ -14,7 +15,7 @@
 
 use super::StoreError;
 use crate::model::run_record::RequestUsage;
-use crate::model::{Message, ToolCall};
+use crate::model::{Message, Summary, ToolCall};
 use crate::tool::ToolOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,6 +40,18 @@ pub enum JournalStep {
         call: ToolCall,
         /// Its result.
         output: ToolOutput,
+    },
+    /// Context compaction summarised older messages before a model turn
+    /// ([`Compaction`](crate::agent::Compaction)): the summary joins the
+    /// conversation here (as a
+    /// [`Message::summary`](crate::model::Message::summary)), so a resumed
+    /// run does not ask for it again. Journals written before lousho kept
+    /// summaries have none; they replay as they did.
+    Summary {
+        /// The summary.
+        summary: Summary,
+        /// The summary request's usage.
+        usage: RequestUsage,
     },
 }
 

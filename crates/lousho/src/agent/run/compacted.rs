@@ -1,10 +1,11 @@
 //! Context compaction ([`crate::agent::compaction`]) in the turn loop: before
 //! a model turn, a conversation over its context budget gets a summary of
-//! its older messages.
+//! its older messages, a step of the run's journal like a turn (a resumed
+//! run does not ask for it again).
 
 use super::{Progress, Run};
-use crate::agent::AgentError;
 use crate::agent::compaction::{Compactor, SummaryError};
+use crate::agent::AgentError;
 use crate::model::{Message, Summary};
 use crate::tool::search::BYTES_PER_TOKEN;
 use std::sync::atomic::Ordering;
@@ -12,9 +13,10 @@ use std::sync::atomic::Ordering;
 impl Run {
     /// Summarises the older messages of `run`'s conversation when it is
     /// over the context budget (and trimming its tool results is not
-    /// enough). A failing summary request is logged and the run goes on
-    /// without a summary (its oldest turns left out, as without
-    /// compaction); only a cancel fails the run.
+    /// enough): the summary joins the conversation and is committed to
+    /// the run's journal (a stored session's). A failing summary request is logged
+    /// and the run goes on without a summary (its oldest turns left out,
+    /// as without compaction); only a cancel fails the run.
     pub(super) async fn compact(
         &self,
         compactor: &Compactor,
@@ -59,12 +61,18 @@ impl Run {
                     summary_bytes = text.len(),
                     "the conversation is over the context budget: older messages summarised"
                 );
-                run.request.messages.push(Message::summary(Summary {
+                let summary = Summary {
                     text,
                     from: plan.from as u64,
                     to: plan.cut as u64,
                     model: model.name().to_owned(),
-                }));
+                };
+                run.request.messages.push(Message::summary(summary.clone()));
+                if let Some(journal) = &self.journal
+                    && let Some(request) = run.requests.last()
+                {
+                    journal.summary(&summary, request).await?;
+                }
                 Ok(())
             }
             Err(SummaryError::Cancelled) => Err(AgentError::Cancelled),

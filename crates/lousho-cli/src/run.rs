@@ -308,6 +308,13 @@ pub async fn print_stream(
                 progress::session_busy(&session, &holder);
                 activity.session_busy(&session);
             }
+            AgentEvent::Compacted { summary, .. } => {
+                progress::eprint_line(&format!(
+                    "compacted {} (by {})",
+                    summary.replaced(),
+                    summary.model
+                ));
+            }
             AgentEvent::Done(reply) => {
                 activity.stop();
                 if !printed && !reply.text.is_empty() {

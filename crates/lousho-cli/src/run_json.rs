@@ -9,6 +9,9 @@
 //! - `tool_result`: `{"type":"tool_result","id","name","is_error","text"}`;
 //! - `usage`: `{"type":"usage","turn","input_tokens","output_tokens"}` after
 //!   each model turn;
+//! - `compacted`: `{"type":"compacted","from","to","model","text","input_tokens","output_tokens"}`
+//!   context compaction summarised messages `from..to` (positions from 0,
+//!   the end excluded) before a model turn;
 //! - `done`: `{"type":"done","status","text","turns","input_tokens","output_tokens","pending"}`
 //!   the final answer, always the last line of a run that ended
 //!   (`status`: `completed`, or `interrupted` when it paused for approval,
@@ -82,6 +85,12 @@ pub async fn print_stream(
             AgentEvent::ModelFailover { from, to, reason } => line(
                 &mut out,
                 &json!({"type": "failover", "from": from, "to": to, "reason": reason}),
+            )?,
+            AgentEvent::Compacted { summary, usage } => line(
+                &mut out,
+                &json!({"type": "compacted", "from": summary.from, "to": summary.to,
+                        "model": summary.model, "text": summary.text,
+                        "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}),
             )?,
             AgentEvent::TurnFinished { turn, usage } => line(
                 &mut out,

@@ -249,9 +249,19 @@ fn sessions_show_prints_a_summary_after_the_messages_it_replaced() {
     // test model) summarises the first answer; the original stays.
     let s = Setup::new("model: test\ncontextBudget: 120\ncompaction:\n  keepTokens: 20\n");
     let pad = "x".repeat(200);
-    for input in [format!("TASK {pad}"), format!("more {pad}")] {
-        let out = s.lousho(&["run", &s.spec, "--session", "trip", &input]);
+    for (i, input) in [format!("TASK {pad}"), format!("more {pad}")]
+        .iter()
+        .enumerate()
+    {
+        let out = s.lousho(&["run", &s.spec, "--session", "trip", input]);
         assert!(out.status.success(), "{}", stderr(&out));
+        // The run says so on stderr, where it shows its other events.
+        assert_eq!(
+            stderr(&out).contains("compacted message 2 (by test)"),
+            i == 1,
+            "{}",
+            stderr(&out)
+        );
     }
     let show = stdout(&s.lousho(&["sessions", "show", "trip"]));
     let lines: Vec<&str> = show.lines().collect();
@@ -272,4 +282,36 @@ fn sessions_show_prints_a_summary_after_the_messages_it_replaced() {
     assert_eq!(summary["from"], 1);
     assert_eq!(summary["to"], 2);
     assert_eq!(summary["model"], "test");
+}
+
+#[test]
+fn run_json_has_a_line_for_a_compaction() {
+    // As above: the second run's conversation is summarised before its turn.
+    let s = Setup::new("model: test\ncontextBudget: 120\ncompaction:\n  keepTokens: 20\n");
+    let pad = "x".repeat(200);
+    let first = format!("TASK {pad}");
+    let out = s.lousho(&["run", &s.spec, "--session", "trip", &first]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let second = format!("more {pad}");
+    let out = s.lousho(&["run", &s.spec, "--session", "trip", &second, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().filter_map(|l| l["type"].as_str()).collect();
+    let at = types.iter().position(|t| *t == "compacted");
+    assert!(
+        at.is_some_and(|at| at < types.iter().position(|t| *t == "usage").unwrap()),
+        "one compacted line, before the turn: {types:?}"
+    );
+    let line = &lines[at.unwrap()];
+    assert_eq!(line["from"], 1, "{line}");
+    assert_eq!(line["to"], 2, "{line}");
+    assert_eq!(line["model"], "test");
+    assert!(
+        line["text"].as_str().unwrap().starts_with("You said: "),
+        "{line}"
+    );
+    assert_eq!(types.iter().filter(|t| **t == "compacted").count(), 1);
 }

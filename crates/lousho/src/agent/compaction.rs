@@ -19,7 +19,9 @@
 //!    calls and their results. The summary is added to the conversation as a
 //!    [`Message::summary`] naming the range it replaces; the replaced
 //!    messages stay (in the reply, the session and its store), and requests
-//!    carry the summary in their place.
+//!    carry the summary in their place. [`AgentEvent::Compacted`](crate::AgentEvent::Compacted)
+//!    announces it; a stored session's run commits it to its step journal,
+//!    so a run resumed after a crash does not ask for it again.
 //! 3. If the summarising model fails, the run goes on as without compaction
 //!    (the oldest turns are left out), with a `tracing` warning.
 //!

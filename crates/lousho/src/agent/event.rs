@@ -1,5 +1,5 @@
 use super::Reply;
-use crate::model::{ToolCall, Usage};
+use crate::model::{Summary, ToolCall, Usage};
 use crate::policy::ApprovalRequest;
 use crate::tool::ToolOutput;
 
@@ -45,6 +45,24 @@ pub enum AgentEvent {
         model: String,
         /// About how long.
         wait: std::time::Duration,
+    },
+    /// The conversation was over its context budget and context
+    /// [`Compaction`](crate::agent::Compaction) summarised its older
+    /// messages: the summary joined the conversation (as a
+    /// [`Message::summary`](crate::model::Message::summary), after the
+    /// messages so far) and the requests from now on carry it in place of
+    /// messages `summary.from..summary.to`. Sent before the model turn it
+    /// was made for. (Trimming long tool results, which comes first and
+    /// may be enough, sends no event: it changes only what each request
+    /// carries, not the conversation.)
+    Compacted {
+        /// The summary: its text, the range of messages it replaces
+        /// (positions in the conversation, the session's history included,
+        /// from 0, the end excluded) and the model that wrote it.
+        summary: Summary,
+        /// Tokens the summary request used (counted in the run's usage,
+        /// not a model turn).
+        usage: Usage,
     },
     /// A model turn (and its tool calls) finished.
     TurnFinished {

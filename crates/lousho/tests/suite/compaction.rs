@@ -20,7 +20,7 @@ use std::sync::Arc;
 type Store = Arc<dyn SessionStore>;
 
 const SECRET: &str = "sk-test-compaction";
-const TASK: &str = "TASK: plan a trip to Lisbon";
+pub(super) const TASK: &str = "TASK: plan a trip to Lisbon";
 /// What the trim marker says, whatever the count.
 const TRIMMED: &str = "more bytes of this tool result left out to fit the context";
 
@@ -39,7 +39,7 @@ fn openai(mock: &MockProvider) -> Arc<dyn Model> {
     )
 }
 
-fn anthropic(mock: &MockProvider) -> Arc<dyn Model> {
+pub(super) fn anthropic(mock: &MockProvider) -> Arc<dyn Model> {
     Arc::new(
         Anthropic::builder("claude-cheap")
             .api_key(SECRET)
@@ -53,7 +53,7 @@ use super::context_budget::{call, result};
 
 /// The pinned task, then turns of ~500 tokens each; turn 2's tool result is
 /// ~1,000 tokens (trimmed to 50 before anything is summarised).
-fn history() -> Vec<Message> {
+pub(super) fn history() -> Vec<Message> {
     vec![
         Message::user(TASK),
         Message::assistant(pad("a1", 500)),
@@ -66,7 +66,7 @@ fn history() -> Vec<Message> {
     ]
 }
 
-fn compaction(summariser: Arc<dyn Model>) -> Compaction {
+pub(super) fn compaction(summariser: Arc<dyn Model>) -> Compaction {
     Compaction::new()
         .model(summariser)
         .keep_tokens(100)
@@ -84,7 +84,7 @@ fn agent(model: Arc<dyn Model>, summariser: Arc<dyn Model>) -> Agent {
         .unwrap()
 }
 
-async fn stored(store: &Store, history: &[Message]) {
+pub(super) async fn stored(store: &Store, history: &[Message]) {
     store.create("trip").await.unwrap();
     store.append("trip", 0, history).await.unwrap();
 }

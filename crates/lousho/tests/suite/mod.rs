@@ -15,6 +15,8 @@ mod builtins_sandbox;
 mod builtins_todo;
 mod cassette_model;
 mod compaction;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod compaction_journal;
 mod context_budget;
 #[cfg(feature = "mcp-server")]
 mod mcp_serve;

@@ -7,9 +7,12 @@
 //! The stop is a cancel in the middle of the third turn's calls (both tools
 //! block until cancelled): what a SIGKILL leaves is the same journal, minus
 //! the `interrupted` mark, which the store derives from the lapsed lease
-//! (the CLI tests kill a process for real).
+//! (the CLI tests kill a process for real). A run interrupted after a
+//! compaction summary: `compaction_journal.rs`.
 
+use super::compaction_journal::a_run_interrupted_after_a_summary_resumes_without_asking_for_it_again;
 use futures::StreamExt;
+use lousho::agent::AgentStream;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Message, Role};
 use lousho::policy::{ApprovalDecision, DecisionReason};
@@ -36,6 +39,16 @@ macro_rules! journal_suite {
             async fn an_interrupted_run_resumes_from_its_last_committed_step() {
                 if let Some(store) = store().await {
                     super::an_interrupted_run_resumes_from_its_last_committed_step(store).await;
+                }
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_run_interrupted_after_a_summary_resumes_without_asking_for_it_again() {
+                if let Some(store) = store().await {
+                    super::a_run_interrupted_after_a_summary_resumes_without_asking_for_it_again(
+                        store,
+                    )
+                    .await;
                 }
             }
 
@@ -255,19 +268,30 @@ async fn interrupted(store: Store, model: ScriptedModel, counts: Arc<Counts>) ->
     let first = agent(model, counts, Some(2));
     let session = first.open_session(store.clone(), "chat").await.unwrap();
     let cancel = CancellationToken::new();
-    let mut events = session.send("go").cancel(cancel.clone()).stream();
+    let events = session.send("go").cancel(cancel.clone()).stream();
     let mut started = 0;
+    until_cancelled(events, |event| {
+        if let AgentEvent::ToolCallStarted(_) = event {
+            started += 1;
+            if started == 4 {
+                cancel.cancel();
+            }
+        }
+    })
+    .await;
+    let runs = session.runs().await.unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0].id.clone()
+}
+
+/// Passes each of a run's `events` to `on` until the stream ends, and
+/// checks that the run was cancelled (it must not complete).
+pub(super) async fn until_cancelled(mut events: AgentStream, mut on: impl FnMut(AgentEvent)) {
     let mut ended = None;
     while let Some(event) = events.next().await {
         match event {
-            Ok(AgentEvent::ToolCallStarted(_)) => {
-                started += 1;
-                if started == 4 {
-                    cancel.cancel();
-                }
-            }
             Ok(AgentEvent::Done(_)) => panic!("the run completed"),
-            Ok(_) => {}
+            Ok(event) => on(event),
             Err(e) => ended = Some(e),
         }
     }
@@ -275,7 +299,4 @@ async fn interrupted(store: Store, model: ScriptedModel, counts: Arc<Counts>) ->
         matches!(ended, Some(lousho::AgentError::Cancelled)),
         "{ended:?}"
     );
-    let runs = session.runs().await.unwrap();
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    runs[0].id.clone()
 }

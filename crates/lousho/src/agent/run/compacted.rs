@@ -5,7 +5,7 @@
 
 use super::{Progress, Run};
 use crate::agent::compaction::{Compactor, SummaryError};
-use crate::agent::AgentError;
+use crate::agent::{AgentError, AgentEvent};
 use crate::model::{Message, Summary};
 use crate::tool::search::BYTES_PER_TOKEN;
 use std::sync::atomic::Ordering;
@@ -13,8 +13,9 @@ use std::sync::atomic::Ordering;
 impl Run {
     /// Summarises the older messages of `run`'s conversation when it is
     /// over the context budget (and trimming its tool results is not
-    /// enough): the summary joins the conversation and is committed to
-    /// the run's journal (a stored session's). A failing summary request is logged
+    /// enough): the summary joins the conversation, is committed to the
+    /// run's journal (a stored session's) and announced
+    /// ([`AgentEvent::Compacted`]). A failing summary request is logged
     /// and the run goes on without a summary (its oldest turns left out,
     /// as without compaction); only a cancel fails the run.
     pub(super) async fn compact(
@@ -68,12 +69,14 @@ impl Run {
                     model: model.name().to_owned(),
                 };
                 run.request.messages.push(Message::summary(summary.clone()));
+                // Committed before it is announced: a run cancelled on the
+                // event resumes with it.
                 if let Some(journal) = &self.journal
                     && let Some(request) = run.requests.last()
                 {
                     journal.summary(&summary, request).await?;
                 }
-                Ok(())
+                self.emit(AgentEvent::Compacted { summary, usage }).await
             }
             Err(SummaryError::Cancelled) => Err(AgentError::Cancelled),
             Err(SummaryError::Failed(error, usage)) => {

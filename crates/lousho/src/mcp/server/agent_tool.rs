@@ -344,6 +344,11 @@ fn step_message(event: &AgentEvent) -> Option<String> {
         AgentEvent::SessionBusy { .. } => {
             "waiting for another call of this session to finish".to_owned()
         }
+        AgentEvent::Compacted { summary, .. } => format!(
+            "summarised {} of the conversation (by {})",
+            summary.replaced(),
+            summary.model
+        ),
         _ => return None,
     })
 }

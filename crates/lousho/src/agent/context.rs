@@ -148,14 +148,21 @@ pub(crate) fn first_kept(
 /// older tool results trimmed to `trim` bytes (compaction on, over the
 /// budget) and without its oldest turns when it is still over `budget`.
 /// `tool_tokens`: the estimated tokens of the definitions the request loads
-/// (the turn's, counted once per tool set).
+/// (the turn's, counted once per tool set). `summarised`: the conversation
+/// may hold a summary (without, it is not searched for one: a turn of an
+/// agent without compaction costs nothing here).
 pub(crate) fn fit(
     request: &ModelRequest,
     budget: Option<usize>,
     tool_tokens: usize,
     trim: Option<usize>,
+    summarised: bool,
 ) -> Option<ModelRequest> {
-    let mut messages = view(&request.messages);
+    let mut messages = if summarised {
+        view(&request.messages)
+    } else {
+        None
+    };
     if let Some(budget) = budget {
         let system = request.system.as_deref();
         if let Some(max_bytes) = trim {

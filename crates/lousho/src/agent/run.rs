@@ -9,7 +9,7 @@ use super::{
     ToolCallRecord,
 };
 use crate::model::run_record::UsageSink;
-use crate::model::{Message, ModelRequest, Part, ToolCall, ToolResult, Usage};
+use crate::model::{Message, ModelRequest, Part, Price, ToolCall, ToolResult, Usage};
 use crate::policy::ApprovalHandler;
 use crate::telemetry;
 use crate::tool::{CallerRun, ClientChannel, ConversationState, ToolOutput, ToolSet};
@@ -58,8 +58,12 @@ pub(crate) fn spawn(
             .or_else(|| inner.approval_handler.clone());
         let output = options.output.or_else(|| inner.output.clone());
         let budget = RunBudget::new(options.budget.or(inner.budget), options.session_budget);
+        let prices = (0..=inner.fallbacks.len())
+            .map(|i| inner.prices.price(inner.model_at(i).name()))
+            .collect();
         let run = Run {
             inner,
+            prices,
             state,
             cancel: cancel.clone(),
             tx: tx.clone(),
@@ -98,7 +102,10 @@ pub(crate) fn spawn(
             let _ = tx.send(Err(e)).await;
         }
     };
-    tokio::spawn(task.instrument(span));
+    // Boxed: the run's state machine is large (kilobytes), and tokio moves a
+    // spawned future's whole stage several times (into the task, then on
+    // each stage change); a box moves as a pointer.
+    tokio::spawn(Box::pin(task).instrument(span));
     AgentStream::new(rx, guard, history)
 }
 
@@ -118,6 +125,9 @@ pub(crate) async fn ready_sources(inner: &AgentInner) -> Result<(), AgentError> 
 
 struct Run {
     inner: Arc<AgentInner>,
+    /// The price of each model of the list (by its number), looked up once
+    /// per run rather than on every turn.
+    prices: Box<[Option<Price>]>,
     state: ConversationState,
     cancel: CancellationToken,
     tx: mpsc::Sender<Result<AgentEvent, AgentError>>,
@@ -158,21 +168,17 @@ struct Progress {
 }
 
 impl Progress {
-    /// Counts one model request's tokens (and cost, when priced).
+    /// Counts one model turn's request to `model` (its name and price):
+    /// its tokens, and its cost when priced.
     fn count_request(
         &mut self,
-        inner: &AgentInner,
-        model: usize,
+        model: &str,
+        price: Option<Price>,
         usage: Usage,
         definition_tokens: usize,
     ) {
         self.answered = Some(self.requests.len());
-        self.count_model_request(
-            inner,
-            inner.model_at(model).name(),
-            usage,
-            definition_tokens,
-        );
+        self.count_priced(model, price, usage, definition_tokens);
     }
 
     /// Counts a request to `model` (the agent's, or the one summarising).
@@ -183,11 +189,21 @@ impl Progress {
         usage: Usage,
         definition_tokens: usize,
     ) {
+        self.count_priced(model, inner.prices.price(model), usage, definition_tokens);
+    }
+
+    fn count_priced(
+        &mut self,
+        model: &str,
+        price: Option<Price>,
+        usage: Usage,
+        definition_tokens: usize,
+    ) {
         self.usage += usage;
         self.requests.push(RequestUsage {
             model: model.to_owned(),
             usage,
-            cost_usd: inner.prices.price(model).map(|p| p.cost(usage)),
+            cost_usd: price.map(|p| p.cost(usage)),
             tool_definition_tokens: u64::try_from(definition_tokens).unwrap_or(u64::MAX),
         });
     }
@@ -267,6 +283,11 @@ struct TurnOutput {
 }
 
 impl Run {
+    /// The price of the list's model number `model`.
+    fn price(&self, model: usize) -> Option<Price> {
+        self.prices.get(model).copied().flatten()
+    }
+
     async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
         // The receiver is gone: the caller dropped the stream, so stop.
         self.tx
@@ -353,30 +374,40 @@ impl Run {
         }
         let mut output_failures = 0;
         let max_turns = self.max_turns;
+        // Only compaction adds summaries; without it, a conversation that
+        // starts without one never holds one, and no turn searches for it.
+        let summarised = self.inner.compaction.is_some()
+            || run
+                .request
+                .messages
+                .iter()
+                .any(|m| m.as_summary().is_some());
+        // What only an agent configured for it does (budgets, compaction,
+        // hooks, a journal, typed output) is boxed: the common turn's state
+        // machine stays small, so each turn moves and polls less.
         for turn in run.turns + 1..=max_turns {
             if self.budget.is_some()
                 && let Some(stop) = self.budget_reached(&run, 0)
             {
-                return self.stop_for_budget(run, String::new(), stop).await;
+                return Box::pin(self.stop_for_budget(run, String::new(), stop)).await;
             }
             let offer = super::offer::current(&self.inner)?;
             let turn_tools = super::deferral::plan(&self.inner, &offer, &run.request.messages);
             let tools = turn_tools.tools;
             run.request.tools = turn_tools.definitions;
             if let Some(compactor) = &self.inner.compaction {
-                self.compact(compactor, &mut run, turn_tools.definition_tokens)
-                    .await?;
+                Box::pin(self.compact(compactor, &mut run, turn_tools.definition_tokens)).await?;
             }
             if !self.inner.hooks.is_empty() {
                 let hooks = &self.inner.hooks;
-                hooks.before_model(&mut run.request, &self.cancel).await?;
+                Box::pin(hooks.before_model(&mut run.request, &self.cancel)).await?;
             }
             let mut out = self
-                .model_turn(&run.request, turn_tools.definition_tokens)
+                .model_turn(&run.request, turn_tools.definition_tokens, summarised)
                 .await?;
             run.count_request(
-                &self.inner,
-                out.model,
+                self.inner.model_at(out.model).name(),
+                self.price(out.model),
                 out.usage,
                 turn_tools.definition_tokens,
             );
@@ -387,17 +418,16 @@ impl Run {
                 // The turn's calls do not run: its text (and blocks) stay.
                 out.calls.clear();
                 push_assistant(&mut run, &out);
-                return self.stop_for_budget(run, out.text, stop).await;
+                return Box::pin(self.stop_for_budget(run, out.text, stop)).await;
             }
             let refused = if self.inner.hooks.is_empty() {
                 None
             } else {
-                Some(self.after_model_hooks(&mut out).await?)
+                Some(Box::pin(self.after_model_hooks(&mut out)).await?)
             };
             push_assistant(&mut run, &out);
             if let Some(journal) = &self.journal {
-                self.journal_turn(journal, &run, &out.calls, refused.as_deref())
-                    .await?;
+                Box::pin(self.journal_turn(journal, &run, &out.calls, refused.as_deref())).await?;
             }
 
             if out.calls.is_empty() {
@@ -431,7 +461,7 @@ impl Run {
             match calls? {
                 TurnCalls::Done(outputs) => run.push_results(out.calls, outputs),
                 TurnCalls::Paused { outputs, pending } => {
-                    return self.pause(run, out, outputs, pending).await;
+                    return Box::pin(self.pause(run, out, outputs, pending)).await;
                 }
             }
             self.emit(AgentEvent::TurnFinished {

@@ -118,6 +118,7 @@ where
     let main = MockProvider::openai()
         .reply(MockReply::text_reply("Booked.").usage(50, 5))
         .reply(MockReply::text_reply("Still booked.").usage(60, 6))
+        .reply(MockReply::text_reply("Hotel too.").usage(70, 7))
         .start()
         .await;
     let cheap = MockProvider::anthropic()
@@ -198,8 +199,8 @@ where
     // on from the summary (no new summary: it fits).
     let again = reopen().await;
     check(&again.load("trip").await.unwrap().unwrap().messages);
-    let session = agent(model, summariser)
-        .open_session(again, "trip")
+    let session = agent(model.clone(), summariser)
+        .open_session(again.clone(), "trip")
         .await
         .unwrap();
     let reply = session.send("and the hotel?").await.unwrap();
@@ -215,6 +216,31 @@ where
             json!({"role": "assistant", "content": "Booked."}),
             json!({"role": "user", "content": "and the hotel?"}),
         ]
+    );
+
+    // An agent without compaction (nor a context budget) on the same
+    // session still sends the summary in place of what it replaced: the
+    // history holds one.
+    let plain = Agent::builder()
+        .model(model)
+        .prompt("You are terse.")
+        .build()
+        .unwrap();
+    let session = plain.open_session(again, "trip").await.unwrap();
+    assert_eq!(session.send("thanks").await.unwrap().text, "Hotel too.");
+    let sent = messages(&main.requests()[2]);
+    assert_eq!(
+        sent[2],
+        summary_message("SUMMARY: Lisbon in May, budget 2k.")
+    );
+    assert_eq!(
+        sent.len(),
+        9,
+        "task, summary, a3 and the five after: {sent:?}"
+    );
+    assert!(
+        !sent.iter().any(|m| m.to_string().contains("a1 xxx")),
+        "a replaced message is not sent"
     );
 }
 

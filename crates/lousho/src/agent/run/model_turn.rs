@@ -9,15 +9,17 @@ use futures::StreamExt;
 
 impl Run {
     /// Streams one model turn, forwarding text deltas (`model: sampling`
-    /// asks the run's MCP client).
+    /// asks the run's MCP client). `summarised`: the conversation may hold
+    /// a summary ([`crate::agent::context::fit`]).
     pub(super) async fn model_turn(
         &self,
         request: &ModelRequest,
         tool_tokens: usize,
+        summarised: bool,
     ) -> Result<TurnOutput, AgentError> {
         crate::model::with_sampling_client(
             self.tool_client.clone(),
-            self.model_turn_inner(request, tool_tokens),
+            self.model_turn_inner(request, tool_tokens, summarised),
         )
         .await
     }
@@ -26,10 +28,16 @@ impl Run {
         &self,
         request: &ModelRequest,
         tool_tokens: usize,
+        summarised: bool,
     ) -> Result<TurnOutput, AgentError> {
         let trim = self.inner.compaction.as_ref().map(|c| c.tool_result_bytes);
-        let trimmed =
-            crate::agent::context::fit(request, self.inner.context_budget, tool_tokens, trim);
+        let trimmed = crate::agent::context::fit(
+            request,
+            self.inner.context_budget,
+            tool_tokens,
+            trim,
+            summarised,
+        );
         let request = trimmed.as_ref().unwrap_or(request);
         if self.inner.fallbacks.is_empty() {
             return self
@@ -37,7 +45,9 @@ impl Run {
                 .await
                 .map_err(|f| f.error);
         }
-        self.fail_over(request).await
+        // Boxed: a model list is the rare case, and its future (a turn of
+        // each model) would double the common turn's state.
+        Box::pin(self.fail_over(request)).await
     }
 
     /// Streams one turn of the list's model number `model` (`fail_fast`:
@@ -61,7 +71,7 @@ impl Run {
             model.name(),
             request,
             self.inner.record_content,
-            self.inner.prices.price(model.name()),
+            self.price(index),
             stream,
         );
         let mut out = TurnOutput {

@@ -12,11 +12,10 @@
 //! test holds.
 
 use super::common::{lousho, stdout};
-use super::mcp_sessions::serve_with;
 use super::session_resume::{O_NONBLOCK, count, log_lines, python_peer};
-use lousho::mcp::ConnectOptions;
-use lousho::{McpServer, ToolContext, connect_mcp};
+use lousho::ToolContext;
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
+use lousho_testkit::replicas::{Replicas, connect};
 use serde_json::{Value, json};
 use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
@@ -57,23 +56,15 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
     // A short lease: replica A's runs out 2 s after its last heartbeat.
     // `LOUSHO_SUPERVISOR=0`: the SIGKILL hits the replica itself (not its
     // supervisor, whose child would close gracefully), as a crash does.
-    let env = [("LOUSHO_SESSION_LEASE", "2"), ("LOUSHO_SUPERVISOR", "0")];
-    let mut a = serve_with(&spec, &store, &mock, &env);
-    let b = serve_with(&spec, &store, &mock, &env);
-    let mcp = connect_mcp(
-        [
-            ("a", McpServer::http(&a.url)),
-            ("b", McpServer::http(&b.url)),
-        ],
-        ConnectOptions::default(),
-    )
-    .await
-    .unwrap();
-    let tools = mcp.tools();
-    let (chat_a, chat_b) = (
-        tools.get("a__chat").unwrap().clone(),
-        tools.get("b__chat").unwrap().clone(),
-    );
+    let mock_url = mock.base_url();
+    let env = [
+        ("MOCK_URL", mock_url.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+        ("LOUSHO_SESSION_LEASE", "2"),
+        ("LOUSHO_SUPERVISOR", "0"),
+    ];
+    let mut replicas = Replicas::start_on(lousho, store.clone(), &spec, &env);
+    let (mcp, [chat_a, chat_b]) = connect([replicas.url(0), replicas.url(1)], "chat").await;
     let call = json!({"message": "look", "session": "job"});
 
     // Replica A runs the call until its tool blocks on the FIFO; then it dies.
@@ -89,8 +80,7 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    a.child.kill().unwrap();
-    a.child.wait().unwrap();
+    replicas.replica(0).kill();
     let failed = first.await.unwrap();
     assert!(
         failed.as_ref().map_or(true, |out| out.is_error),
@@ -128,7 +118,7 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
         "one idempotency key: {lines:?}"
     );
     mcp.close().await;
-    drop(b);
+    drop(replicas);
 
     // The session holds the turn once: user, call, result, answer.
     let out = tokio::process::Command::from(lousho())
@@ -150,7 +140,7 @@ async fn a_retry_on_another_replica_resumes_the_killed_run_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_on_another_replica_resumes_the_killed_run_on_postgres() {
-    if let Some(store) = super::session_lease::postgres_store() {
+    if let Some(store) = lousho_testkit::replicas::postgres_store() {
         a_retry_on_another_replica_resumes_the_killed_run(store).await;
     }
 }

@@ -3,7 +3,7 @@
 //! file — serve one conversation in alternating calls; each process's model
 //! (its own mock provider) is sent the history the other stored.
 
-use super::common::lousho;
+use super::common::{lousho, sqlite_store};
 use lousho::{ToolContext, ToolOutput};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use lousho_testkit::replicas::{Replica, connect, postgres_store};
@@ -113,6 +113,5 @@ async fn two_servers_on_one_postgresql_serve_one_conversation_in_turns() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_servers_on_one_sqlite_file_serve_one_conversation_in_turns() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sessions.db");
-    two_servers_share_one_conversation(&file.to_string_lossy()).await;
+    two_servers_share_one_conversation(&sqlite_store(&dir)).await;
 }

@@ -1,3 +1,5 @@
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -183,7 +185,7 @@ pub const CRASHABLE: [(&str, &str); 2] =
 /// the official Python SDK, and a fresh temp folder for its files: its
 /// tools `peek` (read-only) and `poke` (a write) log each call as `NAME
 /// IDEMPOTENCY-KEY` ([`Gate::calls`]), then read a path and answer its text
-/// — a [FIFO](Gate::fifo) keeps them running until [`open_fifo`].
+/// — a [FIFO](Gate::fifo) keeps them running until [`release`].
 pub struct Gate {
     dir: tempfile::TempDir,
     log: PathBuf,
@@ -217,7 +219,7 @@ impl Gate {
         path
     }
 
-    /// A FIFO `name`: a tool reading it blocks until [`open_fifo`].
+    /// A FIFO `name`: a tool reading it blocks until [`release`].
     pub fn fifo(&self, name: &str) -> String {
         let path = self.path(name);
         let made = Command::new("mkfifo").arg(&path).status().unwrap();
@@ -246,51 +248,53 @@ impl Gate {
             .collect()
     }
 
-    /// Waits until the logged calls are `done`; `false` (at once) if the
-    /// process under test stopped `running` first. Panics after 180 s.
-    pub async fn wait_for(
-        &self,
-        done: impl Fn(&[String]) -> bool,
-        mut running: impl FnMut() -> bool,
-    ) -> bool {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
-        loop {
-            let calls = self.calls();
-            if done(&calls) {
-                return true;
+    /// Waits until a tool opens `fifo` to read it (it logged its call just
+    /// before) and returns the FIFO's write end, held: the tool's read
+    /// goes on until [`release`]. Fails with what `ended` says if it
+    /// finishes first (the process under test ended), and after 180 s.
+    pub async fn reader_of(&self, fifo: &str, ended: impl Future<Output = String>) -> File {
+        let path = fifo.to_owned();
+        // Opening a FIFO to write blocks until a reader opens it too.
+        let mut opened =
+            tokio::task::spawn_blocking(move || OpenOptions::new().write(true).open(path));
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(180), async {
+            tokio::select! {
+                opened = &mut opened => Ok(opened.unwrap().unwrap()),
+                why = ended => Err(why),
             }
-            if !running() {
-                return false;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the calls never got there: {calls:?}"
-            );
-            // The log is a file the server appends to: look again.
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        })
+        .await
+        .unwrap_or_else(|_| Err(format!("no tool read {fifo}: {:?}", self.calls())));
+        let why = match outcome {
+            Ok(writer) => return writer,
+            Err(why) => why,
+        };
+        // Be the reader the blocked open waits for (until it is done: the
+        // runtime waits for it), then fail.
+        let reader = OpenOptions::new()
+            .read(true)
+            .custom_flags(O_NONBLOCK)
+            .open(fifo);
+        let _ = opened.await;
+        drop(reader);
+        panic!("{why}");
     }
 }
+
+/// Linux's `O_NONBLOCK`: opening a FIFO to read it does not wait for a
+/// writer.
+const O_NONBLOCK: i32 = 0o4000;
 
 /// How many of `calls` (see [`Gate::calls`]) are of `tool`.
 pub fn count(calls: &[String], tool: &str) -> usize {
     calls.iter().filter(|l| l.starts_with(tool)).count()
 }
 
-/// Lets a tool still blocked reading `fifo` go (it sees EOF; nothing
-/// happens when none is), then makes the path a plain file holding `text`.
-pub fn open_fifo(fifo: &str, text: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    // Linux's `O_NONBLOCK`: opening a FIFO for writing fails at once when
-    // it has no reader.
-    const O_NONBLOCK: i32 = 0o4000;
-    if let Ok(f) = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(O_NONBLOCK)
-        .open(fifo)
-    {
-        drop(f);
-    }
+/// Lets the tool reading `fifo` go (its read sees EOF once `writer`, from
+/// [`Gate::reader_of`], is closed), then makes the path a plain file
+/// holding `text`.
+pub fn release(writer: File, fifo: &str, text: &str) {
+    drop(writer);
     std::fs::remove_file(fifo).unwrap();
     std::fs::write(fifo, text).unwrap();
 }

@@ -11,7 +11,7 @@
 //! (`interop/python/gated_server.py`) whose `peek` blocks reading a FIFO the
 //! test holds.
 
-use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores, open_fifo, show_session};
+use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores, release, show_session};
 use lousho::ToolContext;
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use lousho_testkit::replicas::{Replicas, connect};
@@ -45,14 +45,12 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
     let call = json!({"message": "look", "session": "job"});
 
     // Replica A runs the call until its tool blocks on the FIFO; then it dies.
-    let first = tokio::spawn({
+    let mut first = tokio::spawn({
         let call = call.clone();
         async move { chat_a.call(call, ToolContext::new("t")).await }
     });
-    let called = |calls: &[String]| !calls.is_empty();
-    if !gate.wait_for(called, || !first.is_finished()).await {
-        panic!("the call ended: {:?}", first.await);
-    }
+    let ended = async { format!("the call ended: {:?}", (&mut first).await) };
+    let writer = gate.reader_of(&fifo, ended).await;
     replicas.replica(0).kill();
     let failed = first.await.unwrap();
     assert!(
@@ -62,7 +60,7 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
     assert_eq!(mock.requests().len(), 1);
     // Unblock the orphaned tool server (its read sees EOF), then make the
     // path a plain file for the resumed run.
-    open_fifo(&fifo, "seen");
+    release(writer, &fifo, "seen");
 
     // The client retries on replica B: the interrupted run goes on.
     let out = chat_b.call(call, ToolContext::new("t")).await.unwrap();

@@ -10,11 +10,12 @@
 //! holds; the kill comes once the server logged both calls.
 
 use super::common::{
-    CRASHABLE, Gate, count, lousho, on_both_stores, open_fifo, paused_run_id, show_session, stderr,
+    CRASHABLE, Gate, count, lousho, on_both_stores, paused_run_id, release, show_session, stderr,
     stdout,
 };
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::json;
+use std::fs::File;
 
 /// `lousho ARGS` on `store`, crashable (see [`CRASHABLE`]).
 fn lousho_on(store: &str, args: &[&str]) -> tokio::process::Command {
@@ -34,22 +35,27 @@ fn model_at(mock: &MockProvider) -> String {
     )
 }
 
-/// Starts `cmd` (its output dropped), waits until the gate's calls are
-/// `done`, then SIGKILLs it; fails with `exited` if it ends before.
-async fn kill_once(
+/// Starts `cmd` (its output dropped), waits until a tool reads each of
+/// `fifos`, then SIGKILLs it; fails with `exited` if it ends before. The
+/// FIFOs' write ends, held (see [`release`]).
+async fn kill_once<const N: usize>(
     mut cmd: tokio::process::Command,
     gate: &Gate,
-    done: impl Fn(&[String]) -> bool,
+    fifos: [&str; N],
     exited: &str,
-) {
+) -> [File; N] {
     let mut child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let running = || child.try_wait().unwrap().is_none();
-    assert!(gate.wait_for(done, running).await, "{exited}");
+    let mut writers = Vec::new();
+    for fifo in fifos {
+        let ended = async { format!("{exited}: {:?}", child.wait().await) };
+        writers.push(gate.reader_of(fifo, ended).await);
+    }
     child.kill().await.unwrap();
+    writers.try_into().unwrap()
 }
 
 async fn a_killed_run_resumes_from_its_journal(store: String) {
@@ -78,12 +84,12 @@ async fn a_killed_run_resumes_from_its_journal(store: String) {
 
     // Both calls of turn 3 reached the server (they block on the FIFOs).
     let run = cmd(&["run", &spec, "--session", "job", "go"]);
-    kill_once(run, &gate, |calls| calls.len() >= 4, "the run exited").await;
+    let [a, b] = kill_once(run, &gate, [&fifo_a, &fifo_b], "the run exited").await;
     assert_eq!(mock.requests().len(), 3);
     // Unblock the orphaned server (its reads see EOF), then make the paths
     // plain files for the resumed run.
-    open_fifo(&fifo_a, "A");
-    open_fifo(&fifo_b, "B");
+    release(a, &fifo_a, "A");
+    release(b, &fifo_b, "B");
 
     // Resumed: the peek runs again, the poke needs approval (no terminal:
     // the run pauses).
@@ -152,10 +158,9 @@ async fn a_run_resumed_from_a_pause_survives_a_kill(store: String) {
 
     // Approved, the write runs; the next turn's read blocks; the kill.
     let resumed = cmd(&["resume", &paused, "--approve", "gate__poke"]);
-    let peeked = |calls: &[String]| count(calls, "peek") >= 1;
-    kill_once(resumed, &gate, peeked, "the resume exited").await;
+    let [writer] = kill_once(resumed, &gate, [&fifo], "the resume exited").await;
     assert_eq!(mock.requests().len(), 2);
-    open_fifo(&fifo, "seen");
+    release(writer, &fifo, "seen");
 
     // The paused run is not resumed twice: its resumption goes on instead.
     let approve_again = || async {

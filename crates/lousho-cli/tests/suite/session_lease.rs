@@ -138,11 +138,11 @@ async fn a_killed_runs_lease_is_taken_over(store: String) {
         .spawn()
         .unwrap();
     // The run asked the model: it holds the lease.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while mock.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the run never asked the model");
-        assert!(killed.try_wait().unwrap().is_none(), "the run exited");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::select! {
+        asked = mock.wait_for_requests(1, Duration::from_secs(120)) => {
+            assert!(asked, "the run never asked the model");
+        }
+        status = killed.wait() => panic!("the run exited: {status:?}"),
     }
     let probe = open(&store).await;
     match probe

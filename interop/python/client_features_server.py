@@ -17,22 +17,11 @@ import warnings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import EmptyResult, SamplingMessage, SetLevelRequestParams, TextContent
 
+import command_line  # beside this script (its folder is on sys.path)
+
 warnings.simplefilter("ignore")  # the deprecations of logging, roots and sampling
 
-args = sys.argv[1:]
-if "--only-2026" in args:
-    args.remove("--only-2026")
-    from mcp.server import runner
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
-
-    def refuse(self, params):
-        raise MCPError(
-            code=UNSUPPORTED_PROTOCOL_VERSION,
-            message="this server speaks only protocol 2026-07-28; use server/discover",
-        )
-
-    runner.ServerRunner._handle_initialize = refuse
+args = command_line.parse()
 
 server = MCPServer("lousho-client-features-python")
 
@@ -91,8 +80,4 @@ async def sign_in(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    if len(args) >= 2 and args[0] == "http":
-        print(f"listening on http://127.0.0.1:{args[1]}/mcp", flush=True)
-        server.run("streamable-http", host="127.0.0.1", port=int(args[1]))
-    else:
-        server.run("stdio")
+    command_line.run(server, args)

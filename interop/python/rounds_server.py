@@ -11,7 +11,6 @@ only 2026-07-28 does), so clients that try it first fall back to
 serves Streamable HTTP on 127.0.0.1:PORT/mcp.
 """
 
-import sys
 from typing import Annotated
 
 from pydantic import BaseModel
@@ -19,20 +18,9 @@ from pydantic import BaseModel
 from mcp.server.mcpserver import Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 
-args = sys.argv[1:]
-if "--only-2026" in args:
-    args.remove("--only-2026")
-    from mcp.server import runner
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+import command_line  # beside this script (its folder is on sys.path)
 
-    def refuse(self, params):
-        raise MCPError(
-            code=UNSUPPORTED_PROTOCOL_VERSION,
-            message="this server speaks only protocol 2026-07-28; use server/discover",
-        )
-
-    runner.ServerRunner._handle_initialize = refuse
+args = command_line.parse()
 
 server = MCPServer("lousho-rounds-python")
 
@@ -76,8 +64,4 @@ async def sample(answer: Annotated[CreateMessageResult, Resolve(ask_model)]) -> 
 
 
 if __name__ == "__main__":
-    if len(args) >= 2 and args[0] == "http":
-        print(f"listening on http://127.0.0.1:{args[1]}/mcp", flush=True)
-        server.run("streamable-http", host="127.0.0.1", port=int(args[1]))
-    else:
-        server.run("stdio")
+    command_line.run(server, args)

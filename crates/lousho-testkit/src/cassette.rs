@@ -7,6 +7,8 @@
 
 use crate::mcp_fixture::HttpFixture;
 use crate::mock_provider::{MockProvider, MockReply, Wire};
+use lousho::agent::CassetteRunError;
+use lousho::cassette::CassetteError;
 use serde_json::{Value, json};
 
 /// The provider's API key (the mock requires it).
@@ -88,4 +90,14 @@ pub fn assert_cassette_text(text: &str) {
             "no call of {server} in:\n{text}"
         );
     }
+}
+
+/// Asserts that a replay failed because it differs from its cassette at
+/// `what` (`model request 1`), with `change` among the differences.
+pub fn assert_mismatch(err: &CassetteRunError, what: &str, change: &str) {
+    let CassetteRunError::Cassette(CassetteError::Mismatch { what: at, diff }) = err else {
+        panic!("not a mismatch: {err:?}");
+    };
+    assert_eq!(at, what);
+    assert!(diff.contains(change), "{diff}");
 }

@@ -74,6 +74,7 @@ struct Shared {
     api_key: Option<String>,
     script: Mutex<VecDeque<MockReply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    requested: Notify,
     served: AtomicUsize,
     disconnects: AtomicUsize,
     disconnected: Notify,
@@ -115,6 +116,7 @@ impl MockProviderBuilder {
             api_key: self.api_key,
             script: Mutex::new(self.script.into()),
             requests: Mutex::new(Vec::new()),
+            requested: Notify::new(),
             served: AtomicUsize::new(0),
             disconnects: AtomicUsize::new(0),
             disconnected: Notify::new(),
@@ -183,6 +185,20 @@ impl MockProvider {
         self.shared.requests.lock().expect("lock").clone()
     }
 
+    /// Waits until `n` requests came in; false on timeout.
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.shared.requested.notified();
+            if self.requests().len() >= n {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.requests().len() >= n;
+            }
+        }
+    }
+
     /// How many streamed responses ended because the client went away
     /// before the stream was complete.
     pub fn disconnects(&self) -> usize {
@@ -242,6 +258,7 @@ async fn handle(
         body: body.clone(),
         peer,
     });
+    shared.requested.notify_waiters();
     let wire = shared.wire;
     let (path, error_body): (&str, fn(&str, &str) -> String) = match wire {
         Wire::OpenAi => (openai::PATH, openai::error_body),

@@ -5,10 +5,12 @@
 use super::common::{lousho, spec_file, stderr, stdout};
 use lousho_testkit::oauth_fixture::{approve_in_background, free_port, serve_oauth};
 use serde_json::Value;
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::ChildStderr;
 
 fn oauth_spec(url: &str) -> (tempfile::TempDir, String) {
     let port = free_port();
@@ -32,6 +34,65 @@ async fn tools_json(spec: &str, tokens: &std::path::Path) -> Value {
     serde_json::from_str(&stdout(&out)).unwrap()
 }
 
+/// `lousho --tokens TOKENS login SPEC SERVER --no-browser`, running.
+struct Login {
+    child: tokio::process::Child,
+    lines: Lines<BufReader<ChildStderr>>,
+    /// The stderr lines read up to the authorization URL's.
+    seen: Vec<String>,
+}
+
+impl Login {
+    fn start(tokens: &Path, spec: &str, server: &str) -> Self {
+        let mut child = tokio::process::Command::from(lousho())
+            .arg("--tokens")
+            .arg(tokens)
+            .args(["login", spec, server, "--no-browser"])
+            .env_remove("BROWSER")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        Login {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The authorization URL it prints on stderr (within 60 s).
+    async fn url(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                self.seen.push(line.clone());
+                if let Some(url) = line.trim().strip_prefix("http") {
+                    return format!("http{url}");
+                }
+            }
+            panic!("no authorization URL in {:?}", self.seen);
+        })
+        .await
+        .unwrap()
+    }
+
+    /// Its exit status and the rest of its stderr (within 60 s).
+    async fn finish(mut self) -> (ExitStatus, String) {
+        let mut rest = String::new();
+        let status = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                rest.push_str(&line);
+                rest.push('\n');
+            }
+            self.child.wait().await.unwrap()
+        })
+        .await
+        .unwrap();
+        (status, rest)
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn login_signs_in_once_and_later_runs_use_the_grant_until_logout() {
     let server = serve_oauth(Duration::from_secs(3600)).await;
@@ -53,41 +114,12 @@ async fn login_signs_in_once_and_later_runs_use_the_grant_until_logout() {
     assert_eq!(names, ["day_name"]);
 
     // Sign in: the URL is printed on stderr; the "browser" approves it.
-    let mut child = tokio::process::Command::from(lousho())
-        .arg("--tokens")
-        .arg(&tokens)
-        .args(["login", &spec, "docs", "--no-browser"])
-        .env_remove("BROWSER")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let url = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            seen.push(line.clone());
-            if let Some(url) = line.trim().strip_prefix("http") {
-                return format!("http{url}");
-            }
-        }
-        panic!("no authorization URL in {seen:?}");
-    })
-    .await
-    .unwrap();
+    let mut login = Login::start(&tokens, &spec, "docs");
+    let url = login.url().await;
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     approve_in_background(&url);
-    let mut rest = String::new();
-    let status = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            rest.push_str(&line);
-            rest.push('\n');
-        }
-        child.wait().await.unwrap()
-    })
-    .await
-    .unwrap();
+    let seen = login.seen.clone();
+    let (status, rest) = login.finish().await;
     assert!(status.success(), "{rest}");
     assert!(rest.contains("signed in to `docs`"), "{rest}");
     assert!(rest.contains(&tokens.display().to_string()), "{rest}");
@@ -221,39 +253,11 @@ async fn login_signs_in_to_a_served_agent_behind_an_identity_provider() {
     .unwrap();
     let client = client.display().to_string();
     let tokens = dir.path().join("tokens.json");
-    let mut login = tokio::process::Command::from(lousho())
-        .arg("--tokens")
-        .arg(&tokens)
-        .args(["login", &client, "agents", "--no-browser"])
-        .env_remove("BROWSER")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(login.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.trim().strip_prefix("http") {
-                return format!("http{url}");
-            }
-        }
-        panic!("no authorization URL");
-    })
-    .await
-    .unwrap();
+    let mut login = Login::start(&tokens, &client, "agents");
+    let url = login.url().await;
     assert!(url.starts_with(&idp.issuer), "{url}");
     oidc_provider::sign_in_in_background(&idp.issuer, "carol", &url);
-    let mut rest = String::new();
-    let status = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            rest.push_str(&line);
-            rest.push('\n');
-        }
-        login.wait().await.unwrap()
-    })
-    .await
-    .unwrap();
+    let (status, rest) = login.finish().await;
     assert!(status.success(), "{rest}");
     assert!(rest.contains("signed in to `agents`"), "{rest}");
     assert!(rest.contains("mcp:use"), "the granted scopes: {rest}");

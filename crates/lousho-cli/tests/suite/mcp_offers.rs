@@ -4,7 +4,7 @@
 //! TypeScript (2025-11-25, `resources/subscribe`) clients over stdio and
 //! HTTP (interop/clients/offers_client.*).
 
-use super::common::{lousho, node_peer, repo};
+use super::common::{interop_python, lousho, node_peer, repo};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -84,20 +84,6 @@ impl Drop for HttpServe {
     }
 }
 
-/// The interop venv's Python, when installed (a failure under `CI=true`).
-fn python() -> Option<PathBuf> {
-    let py = repo().join("interop/.venv/bin/python");
-    if py.exists() {
-        return Some(py);
-    }
-    let msg = "the Python MCP SDK (interop/.venv) is not installed: run interop/install.sh";
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
-}
-
 fn report(program: &Path, script: &Path, args: &[&str]) -> Value {
     let out = Command::new(program)
         .current_dir(repo().join("interop"))
@@ -152,7 +138,7 @@ fn check(report: &Value, ws: &Path, label: &str) {
 
 #[test]
 fn python_client_uses_resources_and_prompts_over_stdio_and_http() {
-    let Some(py) = python() else { return };
+    let Some(py) = interop_python() else { return };
     let script = repo().join("interop/clients/offers_client.py");
     let lousho_bin = env!("CARGO_BIN_EXE_lousho");
 

@@ -11,86 +11,47 @@
 //! (`interop/python/gated_server.py`) whose `peek` blocks reading a FIFO the
 //! test holds.
 
-use super::common::{lousho, stdout};
-use super::mcp_sessions::serve_with;
-use super::session_resume::{O_NONBLOCK, count, log_lines, python_peer};
-use lousho::mcp::ConnectOptions;
-use lousho::{McpServer, ToolContext, connect_mcp};
+use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores, release, show_session};
+use lousho::ToolContext;
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use serde_json::{Value, json};
-use std::os::unix::fs::OpenOptionsExt;
-use std::time::{Duration, Instant};
+use lousho_testkit::replicas::{Replicas, connect};
+use serde_json::json;
 
 async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
-    let Some((python, script)) = python_peer() else {
+    let Some(gate) = Gate::new() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = dir.path().join("gate");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let log = dir.path().join("calls.log");
+    let fifo = gate.fifo("gate");
     let mock = MockProvider::openai()
-        .reply(MockReply::new().tool_call(
-            "c1",
-            "gate__peek",
-            json!({"path": fifo.display().to_string()}),
-        ))
+        .reply(MockReply::new().tool_call("c1", "gate__peek", json!({"path": fifo})))
         .reply(MockReply::text_reply("done"))
         .start()
         .await;
-    let spec = dir.path().join("chat.yaml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${{MOCK_URL}}\nmcpServers:\n  gate:\n    command: \"{python}\"\n    args: [\"{script}\"]\n    env:\n      GATE_LOG: \"{}\"\nserve:\n  sessions: true\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    let spec = spec.display().to_string();
-    // A short lease: replica A's runs out 2 s after its last heartbeat.
-    // `LOUSHO_SUPERVISOR=0`: the SIGKILL hits the replica itself (not its
-    // supervisor, whose child would close gracefully), as a crash does.
-    let env = [("LOUSHO_SESSION_LEASE", "2"), ("LOUSHO_SUPERVISOR", "0")];
-    let mut a = serve_with(&spec, &store, &mock, &env);
-    let b = serve_with(&spec, &store, &mock, &env);
-    let mcp = connect_mcp(
-        [
-            ("a", McpServer::http(&a.url)),
-            ("b", McpServer::http(&b.url)),
-        ],
-        ConnectOptions::default(),
-    )
-    .await
-    .unwrap();
-    let tools = mcp.tools();
-    let (chat_a, chat_b) = (
-        tools.get("a__chat").unwrap().clone(),
-        tools.get("b__chat").unwrap().clone(),
+    let spec = gate.spec(
+        "chat.yaml",
+        "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\n",
+        "serve:\n  sessions: true\n",
     );
+    // Crashable replicas: replica A's lease runs out 2 s after its last
+    // heartbeat, and the SIGKILL hits the replica itself (not its
+    // supervisor, whose child would close gracefully), as a crash does.
+    let mock_url = mock.base_url();
+    let env = [
+        ("MOCK_URL", mock_url.as_str()),
+        ("OPENAI_API_KEY", "sk-test"),
+    ];
+    let mut replicas = Replicas::start_on(lousho, store, &spec, &[&env[..], &CRASHABLE].concat());
+    let (mcp, [chat_a, chat_b]) = connect([replicas.url(0), replicas.url(1)], "chat").await;
     let call = json!({"message": "look", "session": "job"});
 
     // Replica A runs the call until its tool blocks on the FIFO; then it dies.
-    let first = tokio::spawn({
+    let mut first = tokio::spawn({
         let call = call.clone();
         async move { chat_a.call(call, ToolContext::new("t")).await }
     });
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while log_lines(&log).is_empty() {
-        assert!(Instant::now() < deadline, "the tool was never called");
-        if first.is_finished() {
-            panic!("the call ended: {:?}", first.await);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    a.child.kill().unwrap();
-    a.child.wait().unwrap();
+    let ended = async { format!("the call ended: {:?}", (&mut first).await) };
+    let writer = gate.reader_of(&fifo, ended).await;
+    replicas.replica(0).kill();
     let failed = first.await.unwrap();
     assert!(
         failed.as_ref().map_or(true, |out| out.is_error),
@@ -99,15 +60,7 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
     assert_eq!(mock.requests().len(), 1);
     // Unblock the orphaned tool server (its read sees EOF), then make the
     // path a plain file for the resumed run.
-    if let Ok(f) = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(O_NONBLOCK)
-        .open(&fifo)
-    {
-        drop(f);
-    }
-    std::fs::remove_file(&fifo).unwrap();
-    std::fs::write(&fifo, "seen").unwrap();
+    release(writer, &fifo, "seen");
 
     // The client retries on replica B: the interrupted run goes on.
     let out = chat_b.call(call, ToolContext::new("t")).await.unwrap();
@@ -121,36 +74,23 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
     let sent = requests[1].body["messages"].as_array().unwrap();
     assert_eq!(sent.len(), 3, "{sent:?}");
     assert!(sent[2].to_string().contains("seen"), "{sent:?}");
-    let lines = log_lines(&log);
+    let lines = gate.calls();
     assert_eq!(count(&lines, "peek"), 2, "the read ran again: {lines:?}");
     assert!(
         lines[0].ends_with("/c1") && lines[0] == lines[1],
         "one idempotency key: {lines:?}"
     );
     mcp.close().await;
-    drop(b);
+    let store = replicas.store.clone();
+    drop(replicas);
 
     // The session holds the turn once: user, call, result, answer.
-    let out = tokio::process::Command::from(lousho())
-        .env("LOUSHO_STORE", &store)
-        .args(["sessions", "show", "job", "--json"])
-        .output()
-        .await
-        .unwrap();
-    let stored: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let stored = show_session(&store, "job").await;
     assert_eq!(stored.len(), 4, "{stored:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_on_another_replica_resumes_the_killed_run_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("sessions.db").display().to_string();
-    a_retry_on_another_replica_resumes_the_killed_run(store).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_on_another_replica_resumes_the_killed_run_on_postgres() {
-    if let Some(store) = super::session_lease::postgres_store() {
-        a_retry_on_another_replica_resumes_the_killed_run(store).await;
-    }
-}
+on_both_stores!(
+    a_retry_on_another_replica_resumes_the_killed_run:
+    a_retry_on_another_replica_resumes_the_killed_run_on_sqlite,
+    a_retry_on_another_replica_resumes_the_killed_run_on_postgres
+);

@@ -5,11 +5,10 @@
 //! and each call's turn is in one piece (read back from the store).
 
 use super::common::{lousho, spec_file};
-use lousho::mcp::ConnectOptions;
 use lousho::session::{PostgresStore, SessionStore};
-use lousho::{McpServer, ToolContext, ToolOutput, connect_mcp};
+use lousho::{ToolContext, ToolOutput};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::replicas::Replicas;
+use lousho_testkit::replicas::{Replicas, connect};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,20 +48,7 @@ async fn two_clients_continue_one_session_over_two_replicas() {
     let clients = ["p", "q"].into_iter().enumerate().map(|(first, name)| {
         let urls = urls.clone();
         tokio::spawn(async move {
-            let mcp = connect_mcp(
-                [
-                    ("r0", McpServer::http(&urls[0])),
-                    ("r1", McpServer::http(&urls[1])),
-                ],
-                ConnectOptions::default(),
-            )
-            .await
-            .unwrap();
-            let tools = mcp.tools();
-            let chat = [
-                tools.get("r0__chat").unwrap().clone(),
-                tools.get("r1__chat").unwrap().clone(),
-            ];
+            let (mcp, chat) = connect([&urls[0], &urls[1]], "chat").await;
             for i in 0..CALLS {
                 let message = format!("{name}-{i}");
                 let out = ask(

@@ -3,70 +3,21 @@
 //! file — serve one conversation in alternating calls; each process's model
 //! (its own mock provider) is sent the history the other stored.
 
-use super::common::lousho;
-use lousho::mcp::ConnectOptions;
-use lousho::{McpServer, ToolContext, ToolOutput, connect_mcp};
+use super::common::{lousho, sqlite_store};
+use lousho::{ToolContext, ToolOutput};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::postgres::PgServer;
+use lousho_testkit::replicas::{Replica, connect, postgres_store};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Stdio};
 
 const SPEC: &str = "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\nserve:\n  sessions: true\n";
 
-/// A running `lousho mcp --http`, killed when dropped.
-pub(super) struct Served {
-    pub(super) child: Child,
-    pub(super) url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts `lousho mcp SPEC --http --port 0` on `store`, its model at `mock`.
-fn serve(spec: &str, store: &str, mock: &MockProvider) -> Served {
-    serve_with(spec, store, mock, &[])
-}
-
-/// [`serve`] with more environment variables.
-pub(super) fn serve_with(
-    spec: &str,
-    store: &str,
-    mock: &MockProvider,
-    env: &[(&str, &str)],
-) -> Served {
-    let mut child = lousho()
-        .args(["mcp", spec, "--http", "--port", "0"])
-        .env("LOUSHO_STORE", store)
+fn serve(spec: &str, store: &str, mock: &MockProvider) -> Replica {
+    let mut cmd = lousho();
+    cmd.env("LOUSHO_STORE", store)
         .env("MOCK_URL", mock.base_url())
-        .env("OPENAI_API_KEY", "sk-test")
-        .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let url = loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            let _ = child.kill();
-            panic!("lousho mcp exited before serving: {seen}");
-        }
-        seen.push_str(&line);
-        if let Some(rest) = line.split(" over MCP at ").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let _ = stderr.read_to_end(&mut Vec::new());
-    });
-    Served { child, url }
+        .env("OPENAI_API_KEY", "sk-test");
+    Replica::serve(cmd, spec)
 }
 
 /// The text of each message the provider was sent (OpenAI wire).
@@ -109,20 +60,7 @@ async fn two_servers_share_one_conversation(store: &str) {
     let spec = spec.to_string_lossy().into_owned();
     let a = serve(&spec, store, &mock_a);
     let b = serve(&spec, store, &mock_b);
-    let mcp = connect_mcp(
-        [
-            ("a", McpServer::http(&a.url)),
-            ("b", McpServer::http(&b.url)),
-        ],
-        ConnectOptions::default(),
-    )
-    .await
-    .unwrap();
-    let tools = mcp.tools();
-    let (chat_a, chat_b) = (
-        tools.get("a__chat").unwrap().clone(),
-        tools.get("b__chat").unwrap().clone(),
-    );
+    let (mcp, [chat_a, chat_b]) = connect([a.url(), b.url()], "chat").await;
 
     let r1 = ask(&chat_a, json!({"message": "m1"})).await;
     let id = session_of(&r1);
@@ -167,18 +105,13 @@ async fn two_servers_share_one_conversation(store: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_servers_on_one_postgresql_serve_one_conversation_in_turns() {
-    let Some(pg) = PgServer::shared() else {
-        return;
-    };
-    let conn = pg.create_database();
-    let dbname = conn.rsplit("dbname=").next().unwrap();
-    let url = format!("postgres://postgres@127.0.0.1:{}/{dbname}", pg.port());
-    two_servers_share_one_conversation(&url).await;
+    if let Some(store) = postgres_store() {
+        two_servers_share_one_conversation(&store).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_servers_on_one_sqlite_file_serve_one_conversation_in_turns() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("sessions.db");
-    two_servers_share_one_conversation(&file.to_string_lossy()).await;
+    two_servers_share_one_conversation(&sqlite_store(&dir)).await;
 }

@@ -3,26 +3,17 @@
 //! entry's `logLevel` sent to it. Against a server on the official Python
 //! SDK, with the OpenAI-compatible mock as the model.
 
-use super::common::{lousho, repo, spec_file, stderr, stdout};
+use super::common::{interop_python, lousho, repo, spec_file, stderr, stdout};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::json;
 
 /// The interop venv's Python and the features server script (`None`:
 /// skipped; under `CI=true` a failure).
 fn python_server() -> Option<(String, String)> {
-    let interop = repo().join("interop");
-    let python = interop.join(".venv/bin/python");
-    if !python.exists() {
-        let msg = "the Python MCP SDK (interop/.venv) is not installed: run interop/install.sh";
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED: {msg}");
-        return None;
-    }
-    let script = interop.join("python/client_features_server.py");
+    let python = interop_python()?;
+    let script = repo().join("interop/python/client_features_server.py");
     Some((
-        std::path::absolute(python).unwrap().display().to_string(),
+        python.display().to_string(),
         std::path::absolute(script).unwrap().display().to_string(),
     ))
 }

@@ -4,10 +4,9 @@
 //! a SIGKILLed run is taken over once it runs out. The model is the mock
 //! OpenAI provider.
 
-use super::common::{lousho, spec_file, stderr, stdout};
+use super::common::{lousho, on_both_stores, show_session, spec_file, stderr, stdout, texts};
 use lousho::session::{LeaseState, SessionStore};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::postgres::PgServer;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,26 +16,6 @@ const SPEC: &str = "model: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL
 
 /// Runs per process in the two-process test.
 const RUNS: usize = 20;
-
-/// The store of a test: a SQLite file in `dir`, or a fresh PostgreSQL database.
-fn sqlite_store(dir: &tempfile::TempDir) -> String {
-    dir.path()
-        .join("sessions.db")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// A fresh PostgreSQL database as a `postgres://` URL (the CLI takes a
-/// URL for PostgreSQL; anything else is a SQLite file).
-pub fn postgres_store() -> Option<String> {
-    let pg = PgServer::shared()?;
-    let conn = pg.create_database();
-    let dbname = conn.rsplit("dbname=").next().unwrap().to_owned();
-    Some(format!(
-        "postgres://postgres@127.0.0.1:{}/{dbname}",
-        pg.port()
-    ))
-}
 
 async fn open(store: &str) -> Arc<dyn SessionStore> {
     if store.starts_with("postgres://") {
@@ -60,30 +39,9 @@ fn run(spec: &str, store: &str, mock: &MockProvider, message: &str) -> tokio::pr
     cmd
 }
 
-/// The text of each message (the `sessions show --json` form).
-fn texts(messages: &[Value]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| {
-            m["parts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect()
-        })
-        .collect()
-}
-
+/// The text of each message of session `shared` in `store`.
 async fn stored(store: &str) -> Vec<String> {
-    let out = tokio::process::Command::from(lousho())
-        .env("LOUSHO_STORE", store)
-        .args(["sessions", "show", "shared", "--json"])
-        .output()
-        .await
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    texts(&serde_json::from_str::<Vec<Value>>(&stdout(&out)).unwrap())
+    texts(&show_session(store, "shared").await)
 }
 
 /// Two processes, each running `RUNS` runs of one session one after the
@@ -155,18 +113,11 @@ async fn two_processes_share_one_session(store: String) {
     eprintln!("{waited} of {} runs waited for the other's lease", 2 * RUNS);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_processes_share_one_session_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    two_processes_share_one_session(sqlite_store(&dir)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_processes_share_one_session_on_postgres() {
-    if let Some(store) = postgres_store() {
-        two_processes_share_one_session(store).await;
-    }
-}
+on_both_stores!(
+    two_processes_share_one_session:
+    two_processes_share_one_session_on_sqlite,
+    two_processes_share_one_session_on_postgres
+);
 
 /// A run killed (SIGKILL) while it holds the session's lease: the next run
 /// waits for the lease to run out (the killed run set a 3 s lease), then
@@ -187,11 +138,11 @@ async fn a_killed_runs_lease_is_taken_over(store: String) {
         .spawn()
         .unwrap();
     // The run asked the model: it holds the lease.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while mock.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the run never asked the model");
-        assert!(killed.try_wait().unwrap().is_none(), "the run exited");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::select! {
+        asked = mock.wait_for_requests(1, Duration::from_secs(120)) => {
+            assert!(asked, "the run never asked the model");
+        }
+        status = killed.wait() => panic!("the run exited: {status:?}"),
     }
     let probe = open(&store).await;
     match probe
@@ -218,15 +169,8 @@ async fn a_killed_runs_lease_is_taken_over(store: String) {
     assert_eq!(stored(&store).await, ["next", "after"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_runs_lease_is_taken_over_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    a_killed_runs_lease_is_taken_over(sqlite_store(&dir)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_runs_lease_is_taken_over_on_postgres() {
-    if let Some(store) = postgres_store() {
-        a_killed_runs_lease_is_taken_over(store).await;
-    }
-}
+on_both_stores!(
+    a_killed_runs_lease_is_taken_over:
+    a_killed_runs_lease_is_taken_over_on_sqlite,
+    a_killed_runs_lease_is_taken_over_on_postgres
+);

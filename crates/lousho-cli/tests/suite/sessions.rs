@@ -2,7 +2,7 @@
 //! the prompt saving as it goes, a headless run pausing for approval and
 //! `lousho resume` in a later process, `lousho sessions list|show|rm`.
 
-use super::common::{lousho, spec_file, stderr, stdout};
+use super::common::{lousho, paused_run_id, spec_file, sqlite_store, stderr, stdout, texts};
 use std::io::Write;
 use std::process::{Output, Stdio};
 
@@ -22,11 +22,7 @@ impl Setup {
     }
 
     fn store(&self) -> String {
-        self.dir
-            .path()
-            .join("sessions.db")
-            .to_string_lossy()
-            .into_owned()
+        sqlite_store(&self.dir)
     }
 
     fn lousho(&self, args: &[&str]) -> Output {
@@ -42,20 +38,6 @@ impl Setup {
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_str(&stdout(&out)).unwrap()
     }
-}
-
-fn texts(messages: &[serde_json::Value]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| {
-            m["parts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<String>()
-        })
-        .collect()
 }
 
 #[test]
@@ -105,24 +87,6 @@ fn the_prompt_with_a_session_saves_each_answer() {
         texts(&s.show_json("repl")),
         ["first", "You said: first", "second", "You said: second"]
     );
-}
-
-/// The run id in a "paused" message, checking the commands it prints.
-fn paused_run_id(out: &Output, tool: &str) -> String {
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(out));
-    let err = stderr(out);
-    let id = err
-        .split("the run is saved as ")
-        .nth(1)
-        .and_then(|rest| rest.split('.').next())
-        .unwrap_or_else(|| panic!("no run id in: {err}"))
-        .to_owned();
-    assert!(
-        err.contains(&format!("resume {id} --approve {tool}")),
-        "{err}"
-    );
-    assert!(err.contains(&format!("resume {id} --deny {tool}")), "{err}");
-    id
 }
 
 #[test]

@@ -4,12 +4,11 @@
 //! request, `SKILL.md` loaded on demand, a file read — and is listed and
 //! read by the official Python SDK's client.
 
-use super::common::{fresh_cache_dir, repo};
+use super::common::{fresh_cache_dir, interop_python, repo};
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::tool::Content;
 use lousho::{Agent, McpServer};
 use serde_json::json;
-use std::path::PathBuf;
 
 const PDF_SKILL: &str = "---\nname: pdf-forms\ndescription: Fill in PDF forms from a customer's data.\n---\n# Filling PDF forms\n\nBODY-MARKER: follow reference.md.\n";
 const REFERENCE: &str = "REFERENCE-MARKER: field names are case-sensitive.\n";
@@ -36,20 +35,6 @@ fn served_skills() -> (tempfile::TempDir, String) {
     }
     let spec = dir.path().join("server.yaml").display().to_string();
     (dir, spec)
-}
-
-/// The interop venv's Python (the official SDK 2.3.0), when installed.
-fn python() -> Option<PathBuf> {
-    let py = repo().join("interop/.venv/bin/python");
-    if py.exists() {
-        return Some(py);
-    }
-    let msg = "the Python MCP SDK (interop/.venv) is not installed: run interop/install.sh";
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
-    None
 }
 
 fn text(output: &lousho::ToolOutput) -> String {
@@ -133,7 +118,7 @@ async fn an_mcp_servers_skills_are_named_first_then_loaded_and_read() {
 
 #[test]
 fn the_official_python_client_lists_and_reads_a_served_skills_folder() {
-    let Some(py) = python() else { return };
+    let Some(py) = interop_python() else { return };
     let (_dir, spec) = served_skills();
     let out = std::process::Command::new(py)
         .current_dir(repo().join("interop"))

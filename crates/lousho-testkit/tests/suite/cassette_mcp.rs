@@ -7,15 +7,14 @@
 //! with the command line's test (`lousho_testkit::cassette`).
 
 use super::fixture::{fixture, logged_pids, scratch};
-use lousho::agent::CassetteRunError;
-use lousho::cassette::{Cassette, CassetteError, Outcome};
+use lousho::cassette::{Cassette, Outcome};
 use lousho::mcp::ConnectOptions;
 use lousho::model::{Anthropic, ModelRef, OpenAi};
 use lousho::tool::DefinedTool;
 use lousho::{Agent, AgentBuilder, McpServer, ToolContext, ToolOutput, connect_mcp};
 use lousho_testkit::cassette::{
     API_KEY, ENV_SECRET, ENV_VAR, MESSAGE, PROMPT, REPLY, assert_bearer_sent, assert_cassette_text,
-    authorization, mock, script,
+    assert_mismatch, authorization, mock, script,
 };
 use lousho_testkit::mcp_fixture::serve_http;
 use lousho_testkit::mock_provider::{MockProvider, Wire};
@@ -133,13 +132,10 @@ async fn records_and_replays(mock: MockProvider, model: ModelRef, name: &str) {
         .replay(&path)
         .await
         .unwrap_err();
-    let CassetteRunError::Cassette(CassetteError::Mismatch { what, diff }) = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!(what, "model request 1");
-    assert!(
-        diff.contains(r#"system: "You check both servers." → "You check one server.""#),
-        "{diff}"
+    assert_mismatch(
+        &err,
+        "model request 1",
+        r#"system: "You check both servers." → "You check one server.""#,
     );
 
     // So does a changed tool description, named by tool.
@@ -147,13 +143,10 @@ async fn records_and_replays(mock: MockProvider, model: ModelRef, name: &str) {
         .replay(&path)
         .await
         .unwrap_err();
-    let CassetteRunError::Cassette(CassetteError::Mismatch { what, diff }) = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!(what, "model request 1");
-    assert!(
-        diff.contains(r#"tools["note"].description: "Keeps a note" → "Keeps a memo""#),
-        "{diff}"
+    assert_mismatch(
+        &err,
+        "model request 1",
+        r#"tools["note"].description: "Keeps a note" → "Keeps a memo""#,
     );
     assert_eq!(logged_pids(&log, "serve").len(), 1);
     assert_eq!(mock.requests().len(), served);

@@ -33,6 +33,15 @@ fn model() -> ScriptedModel {
     ])
 }
 
+/// The model asks for `py__sample`, then ends (the server gets no answer
+/// from it).
+fn unanswered() -> ScriptedModel {
+    ScriptedModel::new([
+        ScriptedTurn::tool_call("py__sample", json!({"prompt": "say hi"})),
+        ScriptedTurn::text("done"),
+    ])
+}
+
 /// The text of the tool result in the model's last request.
 fn tool_result(model: &ScriptedModel) -> String {
     let last = model.last_request().unwrap();
@@ -98,10 +107,7 @@ async fn a_rule_allows_without_asking_and_a_denial_reaches_the_server() {
     agent.close().await;
 
     // The operator says no: the model is not asked, the tool fails.
-    let model = ScriptedModel::new([
-        ScriptedTurn::tool_call("py__sample", json!({"prompt": "say hi"})),
-        ScriptedTurn::text("done"),
-    ]);
+    let model = unanswered();
     let agent = Agent::builder()
         .model(model.clone())
         .mcp_server("py", entry)
@@ -117,10 +123,7 @@ async fn a_rule_allows_without_asking_and_a_denial_reaches_the_server() {
 #[tokio::test]
 async fn without_opt_in_the_server_may_not_ask() {
     let Some(entry) = server(None) else { return };
-    let model = ScriptedModel::new([
-        ScriptedTurn::tool_call("py__sample", json!({"prompt": "say hi"})),
-        ScriptedTurn::text("done"),
-    ]);
+    let model = unanswered();
     let agent = Agent::builder()
         .model(model.clone())
         .mcp_server("py", entry)

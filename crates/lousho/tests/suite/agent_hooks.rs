@@ -4,7 +4,7 @@
 //! result), hooks change a tool's result and the model's request in order,
 //! and a hook that refuses a model request ends the run with a typed error.
 
-use super::providers_common::{SECRET, weather_tool};
+use super::providers_common::{SECRET, openai_at, weather_tool};
 use futures::StreamExt;
 use lousho::agent::hooks::{self, HookError, ToolVerdict};
 use lousho::model::{Message, OpenAi};
@@ -14,11 +14,7 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 
 fn model(mock: &MockProvider) -> OpenAi {
-    OpenAi::builder("gpt-test")
-        .api_key(SECRET)
-        .base_url(mock.base_url())
-        .build()
-        .unwrap()
+    openai_at(mock).build().unwrap()
 }
 
 /// The content of the tool message in a request's body.

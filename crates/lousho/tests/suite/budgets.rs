@@ -3,7 +3,7 @@
 //! spent and the partial reply, and a conversation a session can go on
 //! with; a session's budget counts its runs together.
 
-use super::providers_common::{SECRET, weather_tool};
+use super::providers_common::{openai_at, weather_tool};
 use lousho::agent::{Budget, BudgetLimit, BudgetScope, RunStatus};
 use lousho::model::{Model, OpenAi, Price, PriceTable, Role};
 use lousho::{Agent, Reply};
@@ -13,11 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn model(mock: &MockProvider) -> OpenAi {
-    OpenAi::builder("gpt-test")
-        .api_key(SECRET)
-        .base_url(mock.base_url())
-        .build()
-        .unwrap()
+    openai_at(mock).build().unwrap()
 }
 
 /// Two tool rounds (150 tokens each: 100 in, 50 out), then an answer.

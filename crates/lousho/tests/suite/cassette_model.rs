@@ -4,10 +4,11 @@
 //! naming the change.
 
 use lousho::agent::CassetteRunError;
-use lousho::cassette::{Cassette, CassetteError, CassetteOptions, Matching, Outcome, Redaction};
+use lousho::cassette::{Cassette, CassetteOptions, Matching, Outcome, Redaction};
 use lousho::model::{Anthropic, ModelRef, OpenAi};
 use lousho::tool::DefinedTool;
 use lousho::{Agent, AgentBuilder, JsonSchema, define_tool};
+use lousho_testkit::cassette::assert_mismatch;
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde::Deserialize;
 use serde_json::json;
@@ -81,13 +82,10 @@ async fn records_and_replays(mock: MockProvider, model: ModelRef) {
         .replay(&path)
         .await
         .unwrap_err();
-    let CassetteRunError::Cassette(CassetteError::Mismatch { what, diff }) = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!(what, "model request 1");
-    assert!(
-        diff.contains(r#"system: "You track orders." → "You track parcels.""#),
-        "{diff}"
+    assert_mismatch(
+        &err,
+        "model request 1",
+        r#"system: "You track orders." → "You track parcels.""#,
     );
 
     // A changed tool description: named by tool.

@@ -1,7 +1,7 @@
 //! Model errors keep their facts: the HTTP client's error is a real source,
 //! and the API key never survives in what the provider sends back.
 
-use super::providers_common::SECRET;
+use super::providers_common::{SECRET, openai_at};
 use futures::StreamExt;
 use lousho::Model;
 use lousho::model::{Anthropic, OpenAi};
@@ -44,13 +44,7 @@ async fn a_key_echoed_in_a_stream_error_event_is_scrubbed() {
                     .unwrap(),
             )
         } else {
-            Box::new(
-                OpenAi::builder("gpt-test")
-                    .api_key(SECRET)
-                    .base_url(mock.base_url())
-                    .build()
-                    .unwrap(),
-            )
+            Box::new(openai_at(&mock).build().unwrap())
         };
         let err = first_error(model.as_ref()).await;
         let (display, debug) = (err.to_string(), format!("{err:?}"));

@@ -2,9 +2,9 @@
 //! overloaded or a context-exhausted provider to the next, against the
 //! wire-faithful mocks over loopback HTTP; errors that do not fail over.
 
-use super::providers_common::SECRET;
+use super::providers_common::{SECRET, openai_at};
 use futures::StreamExt;
-use lousho::model::{Anthropic, AnthropicBuilder, ModelError, OpenAi, OpenAiBuilder, RetryPolicy};
+use lousho::model::{Anthropic, AnthropicBuilder, ModelError, OpenAi, RetryPolicy};
 use lousho::{Agent, AgentError, AgentEvent, Reply};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use std::collections::HashMap;
@@ -15,12 +15,6 @@ use tracing_subscriber::registry::LookupSpan;
 
 fn anthropic(mock: &MockProvider) -> AnthropicBuilder {
     Anthropic::builder("claude-test")
-        .api_key(SECRET)
-        .base_url(mock.base_url())
-}
-
-fn openai(mock: &MockProvider) -> OpenAiBuilder {
-    OpenAi::builder("gpt-test")
         .api_key(SECRET)
         .base_url(mock.base_url())
 }
@@ -68,7 +62,7 @@ async fn a_rate_limited_provider_fails_over_at_once_and_the_reply_names_the_answ
         .await;
     let agent = Agent::builder()
         .model(anthropic(&limited).retry(patient()))
-        .fallback_model(openai(&backup))
+        .fallback_model(openai_at(&backup))
         .build()
         .unwrap();
     let (events, reply) = tokio::time::timeout(Duration::from_secs(20), run(&agent))
@@ -146,7 +140,7 @@ async fn a_context_length_error_fails_over_at_once() {
                 .into()
         };
         let agent = Agent::builder()
-            .models([first, openai(&large).into()])
+            .models([first, openai_at(&large).into()])
             .build()
             .unwrap();
         let (events, reply) = run(&agent).await;
@@ -177,7 +171,7 @@ async fn authentication_and_bad_requests_do_not_fail_over_and_say_so() {
             .await;
         let agent = Agent::builder()
             .model(anthropic(&failing))
-            .fallback_model(openai(&backup))
+            .fallback_model(openai_at(&backup))
             .build()
             .unwrap();
         let (events, result) = run(&agent).await;
@@ -224,7 +218,7 @@ async fn server_errors_fail_over_once_the_retries_gave_up_and_every_failure_is_l
         .initial_delay(Duration::from_millis(1))
         .max_delay(Duration::from_millis(2));
     let agent = Agent::builder()
-        .model(openai(&flaky).retry(fast))
+        .model(openai_at(&flaky).retry(fast))
         .fallback_model(anthropic(&limited).retry(RetryPolicy::none()))
         .build()
         .unwrap();
@@ -261,7 +255,7 @@ async fn a_turn_whose_text_reached_the_caller_does_not_fail_over() {
         .await;
     let agent = Agent::builder()
         .model(anthropic(&breaking))
-        .fallback_model(openai(&backup))
+        .fallback_model(openai_at(&backup))
         .build()
         .unwrap();
     let (_, result) = run(&agent).await;
@@ -371,7 +365,7 @@ async fn the_spans_name_the_model_asked_and_the_model_that_answered() {
         .await;
     let agent = Agent::builder()
         .model(anthropic(&limited))
-        .fallback_model(openai(&backup))
+        .fallback_model(openai_at(&backup))
         .build()
         .unwrap();
     let fields = ModelFields::default();

@@ -3,9 +3,9 @@
 //! account is held to the configured rate. Counted in requests admitted
 //! before the throttle events, never in wall time.
 
-use super::providers_common::SECRET;
+use super::providers_common::{SECRET, openai_at};
 use futures::StreamExt;
-use lousho::model::{Anthropic, OpenAi, RateLimits};
+use lousho::model::{Anthropic, RateLimits};
 use lousho::{Agent, AgentEvent};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 
@@ -32,12 +32,7 @@ async fn a_burst_of_two_agents_on_one_account_is_held_to_the_requests_per_minute
                         .rate_limits(limits),
                 )
             } else {
-                builder.model(
-                    OpenAi::builder("gpt-test")
-                        .api_key(SECRET)
-                        .base_url(mock.base_url())
-                        .rate_limits(limits),
-                )
+                builder.model(openai_at(&mock).rate_limits(limits))
             };
             builder.build().unwrap()
         };
@@ -81,14 +76,11 @@ async fn a_limiter_does_not_slow_requests_within_the_rate() {
         .await;
     let agent = Agent::builder()
         .model(
-            OpenAi::builder("gpt-test")
-                .api_key(SECRET)
-                .base_url(mock.base_url())
-                .rate_limits(
-                    RateLimits::new()
-                        .requests_per_minute(100)
-                        .tokens_per_minute(100_000),
-                ),
+            openai_at(&mock).rate_limits(
+                RateLimits::new()
+                    .requests_per_minute(100)
+                    .tokens_per_minute(100_000),
+            ),
         )
         .build()
         .unwrap();

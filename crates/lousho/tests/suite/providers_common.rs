@@ -4,7 +4,8 @@
 use lousho::agent::BuildError;
 use lousho::model::ModelError;
 use lousho::model::{
-    Anthropic, ApiKey, ModelRef, OpenAi, RetryNotice, RetryPolicy, resolve_model_with_env,
+    Anthropic, ApiKey, ModelRef, OpenAi, OpenAiBuilder, RetryNotice, RetryPolicy,
+    resolve_model_with_env,
 };
 use lousho::tool::DefinedTool;
 use lousho::{Agent, JsonSchema, ToolContext, ToolOutput, define_tool};
@@ -17,6 +18,13 @@ use std::time::Duration;
 
 /// A key that must never show up in `Debug`, `Display` or logs.
 pub const SECRET: &str = "sk-test-7f3a9c1e5b2d4f60a8c9e1b3d5f7a9c1";
+
+/// The OpenAI provider (`gpt-test`) at `mock`, its key [`SECRET`].
+pub fn openai_at(mock: &MockProvider) -> OpenAiBuilder {
+    OpenAi::builder("gpt-test")
+        .api_key(SECRET)
+        .base_url(mock.base_url())
+}
 
 /// Retry notices seen: (attempt, delay, whether the delay came from Retry-After).
 pub type Notices = Arc<Mutex<Vec<(u32, Duration, bool)>>>;

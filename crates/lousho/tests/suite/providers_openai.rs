@@ -1,21 +1,15 @@
 //! The OpenAI Chat Completions provider (and OpenRouter, Ollama, compatible
 //! servers) against the wire-faithful mock, over loopback HTTP.
 
-use super::providers_common::{SECRET, fast_retry, weather_tool};
+use super::providers_common::{SECRET, fast_retry, openai_at, weather_tool};
 use futures::StreamExt;
-use lousho::model::{FinishReason, OpenAi, OpenAiBuilder};
+use lousho::model::{FinishReason, OpenAi};
 use lousho::model::{Message, ModelError, ModelEvent, ModelRequest, ToolCall, Usage};
 use lousho::{Agent, AgentError, AgentEvent, CancellationToken, Model};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-fn provider(mock: &MockProvider) -> OpenAiBuilder {
-    OpenAi::builder("gpt-test")
-        .api_key(SECRET)
-        .base_url(mock.base_url())
-}
 
 fn args(call: &Value) -> Value {
     serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap()
@@ -46,7 +40,7 @@ async fn the_agent_loop_runs_a_tool_and_sends_messages_tools_and_results() {
         .await;
     let calls = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(provider(&mock).build().unwrap())
+        .model(openai_at(&mock).build().unwrap())
         .prompt("You are a weather bot.")
         .tool(weather_tool(calls.clone()))
         .build()
@@ -120,7 +114,7 @@ async fn two_tool_calls_in_one_turn_both_run_and_both_results_go_back() {
         .await;
     let calls = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(provider(&mock).build().unwrap())
+        .model(openai_at(&mock).build().unwrap())
         .tool(weather_tool(calls.clone()))
         .build()
         .unwrap();
@@ -176,7 +170,7 @@ async fn fragmented_arguments_are_reassembled_across_chunks() {
         )
         .start()
         .await;
-    let model = provider(&mock).build().unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let events = collect(&model, &ModelRequest::new(vec![Message::user("hi")]))
         .await
         .unwrap();
@@ -218,7 +212,12 @@ async fn a_429_with_retry_after_is_retried_after_that_delay_then_succeeds() {
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(provider(&mock).retry(fast_retry(&notices)).build().unwrap())
+        .model(
+            openai_at(&mock)
+                .retry(fast_retry(&notices))
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     let reply = agent.send("hi").await.unwrap();
@@ -246,7 +245,7 @@ async fn retry_after_ms_is_honoured_and_a_retry_after_past_the_cap_is_returned()
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let model = provider(&mock)
+    let model = openai_at(&mock)
         .retry(fast_retry(&notices).max_retry_after(Duration::from_secs(60)))
         .build()
         .unwrap();
@@ -277,7 +276,12 @@ async fn a_401_is_an_authentication_error_not_retried_and_the_key_is_scrubbed() 
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(provider(&mock).retry(fast_retry(&notices)).build().unwrap())
+        .model(
+            openai_at(&mock)
+                .retry(fast_retry(&notices))
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     let err = agent.send("hi").await.unwrap_err();
@@ -309,7 +313,7 @@ async fn server_errors_are_retried_up_to_the_bound_then_returned() {
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let model = provider(&mock)
+    let model = openai_at(&mock)
         .retry(fast_retry(&notices).max_retries(2))
         .build()
         .unwrap();
@@ -350,7 +354,7 @@ async fn client_errors_are_typed_with_the_providers_message() {
         ))
         .start()
         .await;
-    let model = provider(&mock).build().unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let request = ModelRequest::new(vec![Message::user("hi")]);
     let err = collect(&model, &request).await.unwrap_err();
     assert!(
@@ -380,7 +384,7 @@ async fn malformed_sse_is_an_invalid_response_error() {
         ))
         .start()
         .await;
-    let model = provider(&mock).build().unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let request = ModelRequest::new(vec![Message::user("hi")]);
     let err = collect(&model, &request).await.unwrap_err();
     assert!(
@@ -405,7 +409,12 @@ async fn a_disconnect_before_output_is_retried_but_never_after_output_started() 
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(provider(&mock).retry(fast_retry(&notices)).build().unwrap())
+        .model(
+            openai_at(&mock)
+                .retry(fast_retry(&notices))
+                .build()
+                .unwrap(),
+        )
         .build()
         .unwrap();
     assert_eq!(agent.send("a").await.unwrap().text, "recovered answer");
@@ -440,7 +449,7 @@ async fn cancelling_mid_stream_closes_the_connection_promptly() {
         .start()
         .await;
     let agent = Agent::builder()
-        .model(provider(&mock).build().unwrap())
+        .model(openai_at(&mock).build().unwrap())
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
@@ -468,7 +477,7 @@ async fn dropping_the_model_stream_closes_the_connection() {
         .reply(MockReply::text_reply("Hello there").hold())
         .start()
         .await;
-    let model = provider(&mock).build().unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let mut stream = model.stream(&ModelRequest::new(vec![Message::user("hi")]));
     assert_eq!(
         stream.next().await.unwrap().unwrap(),
@@ -491,7 +500,7 @@ async fn an_error_event_inside_the_stream_is_typed_and_retried_before_output() {
         .start()
         .await;
     let notices = Arc::new(Mutex::new(Vec::new()));
-    let model = provider(&mock)
+    let model = openai_at(&mock)
         .retry(fast_retry(&notices).max_retries(1))
         .build()
         .unwrap();
@@ -528,7 +537,7 @@ async fn images_go_as_image_parts_and_failed_tool_results_say_so() {
     )
     .read_only();
     let agent = Agent::builder()
-        .model(provider(&mock).build().unwrap())
+        .model(openai_at(&mock).build().unwrap())
         .tool(failing)
         .build()
         .unwrap();
@@ -567,7 +576,7 @@ async fn events_decoded_before_an_error_in_the_same_chunk_come_first() {
         .reply(MockReply::raw_sse(body))
         .start()
         .await;
-    let model = provider(&mock)
+    let model = openai_at(&mock)
         .retry(lousho::model::RetryPolicy::none())
         .build()
         .unwrap();

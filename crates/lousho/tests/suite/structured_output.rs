@@ -5,9 +5,9 @@
 //! tools are still called before the answer, an answer that does not fit is
 //! sent back with the error, and the retries run out into a typed error.
 
-use super::providers_common::{SECRET, weather_tool};
+use super::providers_common::{SECRET, openai_at, weather_tool};
 use lousho::agent::OutputError;
-use lousho::model::{Anthropic, OpenAi, OutputSchema};
+use lousho::model::{Anthropic, OutputSchema};
 use lousho::{Agent, AgentError, JsonSchema};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use serde::Deserialize;
@@ -35,13 +35,7 @@ async fn openai_typed_output_after_a_tool_call() {
         .await;
     let calls = Arc::new(Mutex::new(Vec::new()));
     let agent = Agent::builder()
-        .model(
-            OpenAi::builder("gpt-test")
-                .api_key(SECRET)
-                .base_url(mock.base_url())
-                .build()
-                .unwrap(),
-        )
+        .model(openai_at(&mock).build().unwrap())
         .tool(weather_tool(calls.clone()))
         .build()
         .unwrap();
@@ -158,13 +152,7 @@ async fn an_untyped_schema_is_checked_and_kept_in_the_reply() {
         .start()
         .await;
     let agent = Agent::builder()
-        .model(
-            OpenAi::builder("gpt-test")
-                .api_key(SECRET)
-                .base_url(mock.base_url())
-                .build()
-                .unwrap(),
-        )
+        .model(openai_at(&mock).build().unwrap())
         .output_schema(OutputSchema::new(
             "verdict",
             json!({"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}}),
@@ -199,11 +187,7 @@ async fn a_spec_file_sets_the_output_schema() {
         .load(&path)
         .unwrap();
     assert_eq!(spec.output.as_ref().unwrap().name, "verdict");
-    let model = OpenAi::builder("gpt-test")
-        .api_key(SECRET)
-        .base_url(mock.base_url())
-        .build()
-        .unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let agent = spec.agent_builder().unwrap().model(model).build().unwrap();
     let reply = agent.send("Is it raining?").await.unwrap();
     assert_eq!(reply.output, Some(json!({"answer": "no"})));

@@ -188,3 +188,52 @@ async fn runs_are_refused_once_the_day_s_tokens_from_the_provider_are_spent() {
     assert_eq!(mock.requests().len(), 2, "the refused run asked no model");
     server.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_s_tokens_count_toward_the_day_too() {
+    // Each run's one turn asks for a tool and the run is out of turns: it
+    // fails (an error result) after using 70 tokens. 100 a day: the second
+    // failed run crosses the limit, the third is refused.
+    let mock = MockProvider::openai()
+        .replies((0..3).map(|i| {
+            MockReply::new()
+                .tool_call(&format!("c{i}"), "lookup", json!({}))
+                .usage(60, 10)
+        }))
+        .start()
+        .await;
+    let model = OpenAi::builder("gpt-test")
+        .api_key("sk-test")
+        .base_url(mock.base_url())
+        .build()
+        .unwrap();
+    let lookup = DefinedTool::from_json(
+        "lookup",
+        "Looks something up",
+        json!({"type": "object"}),
+        |_, _: ToolContext| async { "found" },
+    );
+    let agent = Agent::builder()
+        .name("paid")
+        .model(model)
+        .tool(lookup)
+        .max_turns(1)
+        .build()
+        .unwrap();
+    let server = serve_mcp(
+        ServeOptions::new(agent)
+            .caller_limits(CallerLimits::new().tokens_per_day(100))
+            .http(HttpOptions::new().port(0)),
+    )
+    .await
+    .unwrap();
+    for id in 1..=2 {
+        let a = post(&server, &run(id, "paid", "hi")).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.body["result"]["isError"], true, "{}", a.body);
+    }
+    let over = post(&server, &run(3, "paid", "hi")).await;
+    assert_refused(&over, 3, "tokensPerDay", 24 * 60 * 60);
+    assert_eq!(mock.requests().len(), 2, "the refused run asked no model");
+    server.close().await.unwrap();
+}

@@ -19,7 +19,7 @@ use crate::agent::{
     AgentEvent, AgentStream, BudgetScope, Reply, RunRequest, RunStatus, SessionBudget, TextProgress,
 };
 use crate::mcp::usage_meta::with_usage;
-use crate::model::{Message, Part, Role};
+use crate::model::{Message, Part, Role, Usage};
 use crate::session::StoreError;
 use crate::{Agent, AgentError};
 use futures::StreamExt;
@@ -127,13 +127,28 @@ pub(crate) async fn call(
         .cancel(run_cancel.clone())
         .tool_client(Arc::new(channel.clone()));
     let (request, unapproved) = with_approver(request, approver, &channel);
-    let end = drive(request.stream(), &channel, request_cancel, run_cancel).await;
+    let mut used = Usage::default();
+    let end = drive(
+        request.stream(),
+        &channel,
+        request_cancel,
+        run_cancel,
+        &mut used,
+    )
+    .await;
+    // A reply's usage is the whole run's (its agent tools' too); a run that
+    // failed or was cancelled counts what its finished turns and summaries
+    // used, so runs that fail (past their turns, say) are not free.
+    let spent = match &end {
+        RunEnd::Reply(reply) => reply.usage.total(),
+        _ => used.total(),
+    };
+    if let Some(permit) = permit {
+        permit.spent(spent).await;
+    }
     match end {
         RunEnd::Cancelled => AgentCallEnd::Cancelled,
         RunEnd::Reply(mut reply) => {
-            if let Some(permit) = permit {
-                permit.spent(reply.usage.total()).await;
-            }
             let requests = std::mem::take(&mut reply.requests);
             let result = reply_result(*reply, &unapproved);
             AgentCallEnd::Result(with_usage(
@@ -258,13 +273,15 @@ enum RunEnd {
 }
 
 /// Drives a served run to its end, reporting its steps (tool calls, turns,
-/// text) as progress; cancelling the request cancels the run and waits a
-/// little for it to wind down.
+/// text) as progress and adding what its finished turns and summaries used
+/// to `used`; cancelling the request cancels the run and waits a little for
+/// it to wind down.
 async fn drive(
     mut stream: AgentStream,
     channel: &PeerChannel,
     request_cancel: &CancellationToken,
     run_cancel: CancellationToken,
+    used: &mut Usage,
 ) -> RunEnd {
     let mut text = TextProgress::new();
     loop {
@@ -308,6 +325,10 @@ async fn drive(
             Some(Ok(AgentEvent::Done(reply))) => return RunEnd::Reply(reply),
             Some(Ok(event)) => event,
         };
+        if let AgentEvent::TurnFinished { usage, .. } | AgentEvent::Compacted { usage, .. } = &event
+        {
+            *used += *usage;
+        }
         let step = match event {
             AgentEvent::TextDelta(delta) => text.push(&delta),
             other => step_message(&other),

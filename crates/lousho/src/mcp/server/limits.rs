@@ -100,7 +100,8 @@ impl CallerLimits {
 
     /// The most model tokens (input plus output) one caller's runs may use
     /// in a day (at least 1). A run is refused once the day's count has
-    /// reached the limit; the run that crosses it finishes. The day starts
+    /// reached the limit; the run that crosses it finishes. A failed or
+    /// cancelled run counts the tokens of its finished turns. The day starts
     /// with the caller's first run after the last one ended.
     pub fn tokens_per_day(mut self, tokens: u64) -> Self {
         self.tokens_per_day = Some(tokens.max(1));

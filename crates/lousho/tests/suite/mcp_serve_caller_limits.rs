@@ -5,8 +5,8 @@
 //! real provider's usage (the OpenAI mock over loopback). Without auth a
 //! caller is the client's address.
 
+use super::providers_common::openai_at;
 use lousho::mcp::{CallerLimits, HttpOptions, McpServerHandle};
-use lousho::model::OpenAi;
 use lousho::tool::DefinedTool;
 use lousho::{Agent, ServeOptions, ToolContext, ToolOutput, serve_mcp};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
@@ -160,19 +160,9 @@ async fn runs_are_refused_once_the_day_s_tokens_from_the_provider_are_spent() {
         .replies((0..3).map(|_| MockReply::text_reply("done").usage(60, 10)))
         .start()
         .await;
-    let model = OpenAi::builder("gpt-test")
-        .api_key("sk-test")
-        .base_url(mock.base_url())
-        .build()
-        .unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let agent = Agent::builder().name("paid").model(model).build().unwrap();
-    let server = serve_mcp(
-        ServeOptions::new(agent)
-            .caller_limits(CallerLimits::new().tokens_per_day(100))
-            .http(HttpOptions::new().port(0)),
-    )
-    .await
-    .unwrap();
+    let server = serve_with_100_tokens_a_day(agent).await;
     for id in 1..=2 {
         let a = post(&server, &run(id, "paid", "hi")).await;
         assert_eq!(a.status, 200, "{}", a.body);
@@ -202,11 +192,7 @@ async fn a_failed_run_s_tokens_count_toward_the_day_too() {
         }))
         .start()
         .await;
-    let model = OpenAi::builder("gpt-test")
-        .api_key("sk-test")
-        .base_url(mock.base_url())
-        .build()
-        .unwrap();
+    let model = openai_at(&mock).build().unwrap();
     let lookup = DefinedTool::from_json(
         "lookup",
         "Looks something up",
@@ -220,13 +206,7 @@ async fn a_failed_run_s_tokens_count_toward_the_day_too() {
         .max_turns(1)
         .build()
         .unwrap();
-    let server = serve_mcp(
-        ServeOptions::new(agent)
-            .caller_limits(CallerLimits::new().tokens_per_day(100))
-            .http(HttpOptions::new().port(0)),
-    )
-    .await
-    .unwrap();
+    let server = serve_with_100_tokens_a_day(agent).await;
     for id in 1..=2 {
         let a = post(&server, &run(id, "paid", "hi")).await;
         assert_eq!(a.status, 200, "{}", a.body);
@@ -236,4 +216,15 @@ async fn a_failed_run_s_tokens_count_toward_the_day_too() {
     assert_refused(&over, 3, "tokensPerDay", 24 * 60 * 60);
     assert_eq!(mock.requests().len(), 2, "the refused run asked no model");
     server.close().await.unwrap();
+}
+
+/// Serves `agent` over loopback HTTP with 100 tokens a day per caller.
+async fn serve_with_100_tokens_a_day(agent: Agent) -> McpServerHandle {
+    serve_mcp(
+        ServeOptions::new(agent)
+            .caller_limits(CallerLimits::new().tokens_per_day(100))
+            .http(HttpOptions::new().port(0)),
+    )
+    .await
+    .unwrap()
 }

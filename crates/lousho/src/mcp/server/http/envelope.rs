@@ -8,6 +8,7 @@ use super::super::cancel::{cancelled_request_id, request_id_string};
 use super::super::recover_id::recover_id;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use rmcp::model::{CallToolRequestMethod, CancelledNotificationMethod, ConstString};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -198,11 +199,14 @@ pub(crate) fn check(body: &[u8]) -> Envelope {
         ));
     }
     match parsed.method.as_deref() {
-        Some("notifications/cancelled") => match cancelled_request_id(body) {
-            Some(target) => Envelope::Cancel(target),
-            None => Envelope::Ok,
-        },
-        Some("tools/call") => match id
+        // rmcp's own names for the two methods this layer looks at.
+        Some(<CancelledNotificationMethod as ConstString>::VALUE) => {
+            match cancelled_request_id(body) {
+                Some(target) => Envelope::Cancel(target),
+                None => Envelope::Ok,
+            }
+        }
+        Some(<CallToolRequestMethod as ConstString>::VALUE) => match id
             .as_ref()
             .and_then(|v| request_id_string(v).map(|key| (key, v)))
         {

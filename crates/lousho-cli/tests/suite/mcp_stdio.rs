@@ -41,7 +41,8 @@ async fn lousho_mcp_over_stdio_answers_a_real_mcp_client() {
 }
 
 /// `serve.limits.perCaller` over stdio (issue 33): the one client's run past
-/// the minute's limit gets an `isError` result naming the limit.
+/// the minute's limit gets an `isError` result naming the limit, and the
+/// audit line (`lousho::audit` on stderr) says `rate_limited`.
 #[tokio::test]
 async fn over_stdio_a_run_past_the_callers_limit_gets_an_error_result() {
     let (_dir, spec) = super::common::spec_file(
@@ -50,10 +51,14 @@ async fn over_stdio_a_run_past_the_callers_limit_gets_an_error_result() {
     );
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_lousho")).configure(|c| {
         c.args(["mcp", &spec])
-            .env("LOUSHO_LOG", "warn")
+            .env("LOUSHO_LOG", "warn,lousho::audit=info")
             .env_remove("LOUSHO_STORE");
     });
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client = ().serve(transport).await.unwrap();
     let ask = || {
         let args = json!({"message": "hello"}).as_object().cloned().unwrap();
         client.call_tool(CallToolRequestParams::new("chat").with_arguments(args))
@@ -65,4 +70,19 @@ async fn over_stdio_a_run_past_the_callers_limit_gets_an_error_result() {
     let text = serde_json::to_string(&second.content).unwrap();
     assert!(text.contains("runsPerMinute"), "{text}");
     client.cancel().await.unwrap();
+    // The server exits once its stdin closes: its stderr ends.
+    let mut logs = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr.unwrap(), &mut logs)
+        .await
+        .unwrap();
+    let audit: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains(" tools/call ") && l.contains("tool=\"chat\""))
+        .collect();
+    assert_eq!(audit.len(), 2, "{logs}");
+    assert!(
+        audit[0].contains("decision=\"allowed\"") && audit[0].contains("outcome=\"ok\""),
+        "{logs}"
+    );
+    assert!(audit[1].contains("decision=\"rate_limited\""), "{logs}");
 }

@@ -479,8 +479,9 @@ impl ServerHandler for LoushoServer {
         let caller = caller_of(&cx).cloned();
         audit::mark_span(&span, caller.as_ref());
         let tool = request.name.clone();
+        let mut decision = audit::Decision::Allowed;
         let result = self
-            .call_tool_in_span(request, cx)
+            .call_tool_in_span(request, cx, &mut decision)
             .instrument(span.clone())
             .await;
         let complete = match &result {
@@ -494,13 +495,7 @@ impl ServerHandler for LoushoServer {
             Ok(None) => "task",
             Err(_) => "error",
         };
-        audit::call(
-            caller.as_ref(),
-            &tool,
-            audit::Decision::Allowed,
-            outcome,
-            started,
-        );
+        audit::call(caller.as_ref(), &tool, decision, outcome, started);
         record_outcome(&span, complete);
         result
     }
@@ -547,10 +542,14 @@ fn server_span(request: &CallToolRequestParams, cx: &RequestContext<RoleServer>)
 }
 
 impl LoushoServer {
+    /// Serves one `tools/call`; `decision` becomes what refused it when
+    /// this refuses it (over stdio, a per-caller limit: over HTTP the screen
+    /// refuses before rmcp sees the request, and audits it there).
     async fn call_tool_in_span(
         &self,
         request: CallToolRequestParams,
         cx: RequestContext<RoleServer>,
+        decision: &mut audit::Decision,
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         // Over HTTP a cancel notification drops rmcp's future for this call,
@@ -572,7 +571,10 @@ impl LoushoServer {
         if let Some(agent) = inner.agents.get(request.name.as_ref()) {
             let permit = match self.run_permit(&request, &cx).await {
                 Ok(permit) => permit,
-                Err(refused) => return Ok(error_result(refused).into()),
+                Err(refused) => {
+                    *decision = audit::Decision::RateLimited;
+                    return Ok(error_result(refused).into());
+                }
             };
             let progress = match cx.meta.get_progress_token() {
                 Some(t) => ProgressTo::Run(t, Default::default()),

@@ -175,6 +175,18 @@ pub async fn connect(urls: [&str; 2], tool: &str) -> (McpClient, [Arc<dyn Tool>;
     (mcp, pair)
 }
 
+/// `_meta` of a stateless 2026-07-28 request from a client that takes
+/// tasks (it declares the `io.modelcontextprotocol/tasks` extension).
+pub fn tasks_client_meta() -> Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+    })
+}
+
 /// An HTTP answer to a JSON-RPC POST.
 #[derive(Debug, Clone)]
 pub struct Answer {

@@ -46,6 +46,7 @@ mod memory;
 mod postgres;
 /// Public as `lousho::agent::{RunState, RunStateError, RUN_STATE_VERSION}`.
 pub(crate) mod run_state;
+mod shared_task;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
@@ -57,6 +58,7 @@ pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_LEASE_WAIT, LeaseSettings, LeaseState
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use shared_task::{SharedTask, TaskRequest, TaskRequests};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 pub use store::{PausedRun, SessionInfo, SessionStore, StoredSession, new_run_id};

@@ -8,7 +8,7 @@ use super::common::{lousho, spec_file};
 use lousho::session::{PostgresStore, SessionStore};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
 use lousho_testkit::oidc_provider::Idp;
-use lousho_testkit::replicas::{Replicas, post};
+use lousho_testkit::replicas::{Replicas, post, tasks_client_meta};
 use serde_json::{Value, json};
 
 /// The spec of the OAuth tests: sessions, tokens from `ISSUER` for the
@@ -69,17 +69,6 @@ fn chat(id: u64, arguments: Value) -> Value {
         "params": {"name": "chat", "arguments": arguments}})
 }
 
-/// `_meta` of a stateless 2026-07-28 request from a client that takes tasks.
-fn modern_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {
-            "extensions": {"io.modelcontextprotocol/tasks": {}}
-        },
-    })
-}
-
 /// The user messages the provider was sent in its `n`th request.
 fn user_messages(mock: &MockProvider, n: usize) -> Vec<String> {
     mock.requests()[n].body["messages"]
@@ -131,10 +120,10 @@ async fn two_callers_never_reach_each_others_sessions_or_tasks_on_either_replica
         "{ids:?}"
     );
 
-    // A task Alice starts on replica 0 is hers: Bob asking either replica
-    // learns nothing of it.
+    // A task Alice starts on replica 0 is hers: she sees it on either
+    // replica, and Bob asking either learns nothing of it.
     let mut start = chat(4, json!({"message": "a task"}));
-    start["params"]["_meta"] = modern_meta();
+    start["params"]["_meta"] = tasks_client_meta();
     let started = post(r0, Some(&alice), &start).await;
     assert_eq!(started.status, 200, "{}", started.body);
     let task = started.body["result"]["taskId"]
@@ -142,9 +131,12 @@ async fn two_callers_never_reach_each_others_sessions_or_tasks_on_either_replica
         .unwrap_or_else(|| panic!("a task: {}", started.body))
         .to_owned();
     let get = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get",
-        "params": {"taskId": task, "_meta": modern_meta()}});
-    let own = post(r0, Some(&alice), &get).await;
-    assert_eq!(own.body["result"]["taskId"], task.as_str(), "{}", own.body);
+        "params": {"taskId": task, "_meta": tasks_client_meta()}});
+    // Alice sees it on either replica (the store keeps it for both).
+    for url in [r0, r1] {
+        let own = post(url, Some(&alice), &get).await;
+        assert_eq!(own.body["result"]["taskId"], task.as_str(), "{}", own.body);
+    }
     for url in [r0, r1] {
         let other = post(url, Some(&bob), &get).await;
         let error = &other.body["error"];

@@ -3,7 +3,8 @@
 use super::store::{check_id, from_unix_millis, now_millis};
 use super::{
     JournalStart, JournalStatus, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary,
-    SessionInfo, SessionStore, StoreError, StoredSession, WindowCount,
+    SessionInfo, SessionStore, SharedTask, StoreError, StoredSession, TaskRequest, TaskRequests,
+    WindowCount,
 };
 use crate::model::Message;
 use crate::sync::MutexExt;
@@ -28,6 +29,20 @@ struct Inner {
     journals: HashMap<String, Journal>,
     /// Counters of per-caller limits: when each window started, its count.
     windows: HashMap<String, (Instant, u64)>,
+    /// Served tasks by id.
+    tasks: HashMap<String, Task>,
+}
+
+/// A served task's record.
+#[derive(Debug)]
+struct Task {
+    owner: Option<String>,
+    state: serde_json::Value,
+    ended: bool,
+    written: Instant,
+    keep_until: Instant,
+    cancel: bool,
+    answers: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug)]
@@ -244,6 +259,77 @@ impl SessionStore for MemoryStore {
         }
         let resets_in = (*started + window).saturating_duration_since(now);
         Ok(Some(WindowCount::new(added, *count, resets_in)))
+    }
+
+    async fn task_write(
+        &self,
+        task: &str,
+        owner: Option<&str>,
+        state: &serde_json::Value,
+        ended: bool,
+        keep: Duration,
+    ) -> Result<(), StoreError> {
+        check_id("task id", task)?;
+        let now = Instant::now();
+        let keep_until = now
+            .checked_add(keep)
+            .unwrap_or(now + Duration::from_secs(86_400 * 365));
+        let mut inner = self.inner.lock_unpoisoned();
+        inner.tasks.retain(|_, t| t.keep_until > now);
+        let entry = inner.tasks.entry(task.to_owned()).or_insert_with(|| Task {
+            owner: owner.map(str::to_owned),
+            state: serde_json::Value::Null,
+            ended: false,
+            written: now,
+            keep_until,
+            cancel: false,
+            answers: serde_json::Map::new(),
+        });
+        entry.state = state.clone();
+        entry.ended = ended;
+        entry.written = now;
+        entry.keep_until = keep_until;
+        Ok(())
+    }
+
+    async fn task_read(&self, task: &str) -> Result<Option<SharedTask>, StoreError> {
+        let now = Instant::now();
+        let inner = self.inner.lock_unpoisoned();
+        Ok(inner
+            .tasks
+            .get(task)
+            .filter(|t| t.keep_until > now)
+            .map(|t| {
+                SharedTask::new(
+                    t.owner.clone(),
+                    t.state.clone(),
+                    t.ended,
+                    now.saturating_duration_since(t.written),
+                )
+            }))
+    }
+
+    async fn task_request(&self, task: &str, request: &TaskRequest) -> Result<bool, StoreError> {
+        let now = Instant::now();
+        let mut inner = self.inner.lock_unpoisoned();
+        let Some(t) = inner.tasks.get_mut(task).filter(|t| t.keep_until > now) else {
+            return Ok(false);
+        };
+        match request {
+            TaskRequest::Cancel => t.cancel = true,
+            TaskRequest::Answers(answers) => t.answers.extend(answers.clone()),
+        }
+        Ok(true)
+    }
+
+    async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
+        let mut inner = self.inner.lock_unpoisoned();
+        Ok(inner
+            .tasks
+            .get_mut(task)
+            .map_or_else(TaskRequests::default, |t| {
+                TaskRequests::new(t.cancel, std::mem::take(&mut t.answers))
+            }))
     }
 
     async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {

@@ -4,7 +4,7 @@ use super::journal::encode_step;
 use super::store::{check_id, decode_message, decode_run, encode_message, encode_run, now_millis};
 use super::{
     JournalStart, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary, SessionInfo,
-    SessionStore, StoreError, StoredSession, WindowCount,
+    SessionStore, SharedTask, StoreError, StoredSession, TaskRequest, TaskRequests, WindowCount,
 };
 use crate::model::Message;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transacti
 
 mod journal;
 mod lease;
+mod shared_task;
 mod window;
 
 const BACKEND: &str = "postgres";
@@ -76,6 +77,18 @@ const MIGRATIONS: &[&str] = &[
         window_start BIGINT NOT NULL,
         count BIGINT NOT NULL
     );",
+    // 5: served tasks, shared by replicas on one database.
+    "CREATE TABLE lousho_tasks (
+        id TEXT PRIMARY KEY,
+        owner TEXT,
+        state TEXT NOT NULL,
+        ended BOOLEAN NOT NULL,
+        written_at BIGINT NOT NULL,
+        keep_until BIGINT NOT NULL,
+        cancel BOOLEAN NOT NULL DEFAULT false,
+        answers TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX lousho_tasks_by_keep ON lousho_tasks (keep_until);",
 ];
 
 /// A [`SessionStore`] in PostgreSQL (feature `postgres`): several processes
@@ -467,6 +480,39 @@ impl SessionStore for PostgresStore {
         window::count(&conn.client, key, window, amount, limit)
             .await
             .map(Some)
+    }
+
+    async fn task_write(
+        &self,
+        task: &str,
+        owner: Option<&str>,
+        state: &serde_json::Value,
+        ended: bool,
+        keep: Duration,
+    ) -> Result<(), StoreError> {
+        check_id("task id", task)?;
+        let state = state.to_string();
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        shared_task::write(&conn.client, task, owner, &state, ended, keep).await
+    }
+
+    async fn task_read(&self, task: &str) -> Result<Option<SharedTask>, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        shared_task::read(&conn.client, task).await
+    }
+
+    async fn task_request(&self, task: &str, request: &TaskRequest) -> Result<bool, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        shared_task::request(&conn.client, task, request).await
+    }
+
+    async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
+        let mut guard = self.conn().await?;
+        let conn = guard.as_mut().ok_or_else(not_open)?;
+        shared_task::take(&conn.client, task).await
     }
 
     async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {

@@ -4,7 +4,7 @@ use super::journal::encode_step;
 use super::store::{check_id, decode_message, decode_run, encode_message, encode_run, now_millis};
 use super::{
     JournalStart, JournalStep, JournaledRun, LeaseState, PausedRun, RunSummary, SessionInfo,
-    SessionStore, StoreError, StoredSession, WindowCount,
+    SessionStore, SharedTask, StoreError, StoredSession, TaskRequest, TaskRequests, WindowCount,
 };
 use crate::model::Message;
 use crate::sync::MutexExt;
@@ -15,6 +15,7 @@ use std::time::Duration;
 
 mod journal;
 mod lease;
+mod shared_task;
 mod window;
 
 const BACKEND: &str = "sqlite";
@@ -78,6 +79,18 @@ const MIGRATIONS: &[&str] = &[
         window_start INTEGER NOT NULL,
         count INTEGER NOT NULL
     );",
+    // 5: served tasks, shared by replicas on one file.
+    "CREATE TABLE tasks (
+        id TEXT PRIMARY KEY NOT NULL,
+        owner TEXT,
+        state TEXT NOT NULL,
+        ended INTEGER NOT NULL,
+        written_at INTEGER NOT NULL,
+        keep_until INTEGER NOT NULL,
+        cancel INTEGER NOT NULL DEFAULT 0,
+        answers TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX tasks_by_keep ON tasks (keep_until);",
 ];
 
 /// A [`SessionStore`] in a SQLite file (feature `sqlite`).
@@ -436,6 +449,38 @@ impl SessionStore for SqliteStore {
         self.with(move |conn| window::count(conn, &key, window, amount, limit))
             .await
             .map(Some)
+    }
+
+    async fn task_write(
+        &self,
+        task: &str,
+        owner: Option<&str>,
+        state: &serde_json::Value,
+        ended: bool,
+        keep: Duration,
+    ) -> Result<(), StoreError> {
+        check_id("task id", task)?;
+        let (task, owner, state) = (task.to_owned(), owner.map(str::to_owned), state.to_string());
+        self.with(move |conn| {
+            shared_task::write(conn, &task, owner.as_deref(), &state, ended, keep)
+        })
+        .await
+    }
+
+    async fn task_read(&self, task: &str) -> Result<Option<SharedTask>, StoreError> {
+        let task = task.to_owned();
+        self.with(move |conn| shared_task::read(conn, &task)).await
+    }
+
+    async fn task_request(&self, task: &str, request: &TaskRequest) -> Result<bool, StoreError> {
+        let (task, request) = (task.to_owned(), request.clone());
+        self.with(move |conn| shared_task::request(conn, &task, &request))
+            .await
+    }
+
+    async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
+        let task = task.to_owned();
+        self.with(move |conn| shared_task::take(conn, &task)).await
     }
 
     async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {

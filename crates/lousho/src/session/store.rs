@@ -4,6 +4,7 @@ use super::StoreError;
 use super::journal::{JournalStart, JournalStep, JournaledRun, RunSummary};
 use super::lease::LeaseState;
 use super::run_state::RunState;
+use super::shared_task::{SharedTask, TaskRequest, TaskRequests};
 use super::window::WindowCount;
 use crate::model::Message;
 use serde_json::Value;
@@ -177,6 +178,47 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     ) -> Result<Option<WindowCount>, StoreError> {
         let _ = (key, window, amount, limit);
         Ok(None)
+    }
+
+    /// Writes the state of served task `task` (see [`SharedTask`]): its
+    /// replica does when the task starts, whenever it changes, and as a
+    /// heartbeat. `owner` is kept from the first write; the record is kept
+    /// for `keep` from now. Replicas of a served agent sharing the store
+    /// then answer for each other's tasks.
+    ///
+    /// The default keeps no tasks: each is known to its own process only.
+    async fn task_write(
+        &self,
+        task: &str,
+        owner: Option<&str>,
+        state: &Value,
+        ended: bool,
+        keep: Duration,
+    ) -> Result<(), StoreError> {
+        let _ = (task, owner, state, ended, keep);
+        Ok(())
+    }
+
+    /// Served task `task`'s record, unless the store does not know it (or
+    /// no longer keeps it).
+    async fn task_read(&self, task: &str) -> Result<Option<SharedTask>, StoreError> {
+        let _ = task;
+        Ok(None)
+    }
+
+    /// Leaves `request` for the replica running `task` to take
+    /// ([`task_take_requests`](SessionStore::task_take_requests)); `false`
+    /// if the store does not know the task.
+    async fn task_request(&self, task: &str, request: &TaskRequest) -> Result<bool, StoreError> {
+        let _ = (task, request);
+        Ok(false)
+    }
+
+    /// What other replicas asked of `task`: whether it was cancelled, and
+    /// the answers not taken yet (taking them removes them).
+    async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
+        let _ = task;
+        Ok(TaskRequests::default())
     }
 
     /// Loads a session, creating it empty if it does not exist (two callers

@@ -8,7 +8,7 @@ use lousho::agent::RunStatus;
 use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Message, ToolCall, ToolResult};
 use lousho::session::{
-    LeaseSettings, LeaseState, MemoryStore, PausedRun, SessionStore, StoreError,
+    LeaseSettings, LeaseState, MemoryStore, PausedRun, SessionStore, StoreError, TaskRequest,
 };
 use lousho::tool::DefinedTool;
 use lousho::{Agent, AgentEvent, RunState, ToolOutput};
@@ -48,6 +48,7 @@ macro_rules! behaviour_suite {
                 two_runs_of_one_session_take_turns,
                 a_paused_turn_of_a_stored_session_is_resumed_from_the_store,
                 counters_count_to_their_limit_in_a_window_then_start_again,
+                shared_tasks_are_written_read_asked_and_taken,
             );
         }
     };
@@ -475,6 +476,105 @@ async fn counters_count_to_their_limit_in_a_window_then_start_again(store: Store
         assert!(Instant::now() < deadline, "the window never ended");
         tokio::task::yield_now().await;
     }
+}
+
+/// Served tasks kept for replicas (`task_write` and the methods beside
+/// it): the state is replaced and the owner kept; cancels and answers left
+/// by other replicas are taken (answers once); a task past its keep is
+/// unknown.
+async fn shared_tasks_are_written_read_asked_and_taken(store: Store) {
+    let long = Duration::from_secs(600);
+    assert!(store.task_read("t1").await.unwrap().is_none());
+    assert!(
+        !store
+            .task_request("t1", &TaskRequest::Cancel)
+            .await
+            .unwrap(),
+        "an unknown task cannot be asked"
+    );
+    let working = json!({"taskId": "t1", "status": "working"});
+    store
+        .task_write("t1", Some("alice"), &working, false, long)
+        .await
+        .unwrap();
+    let read = store.task_read("t1").await.unwrap().expect("kept");
+    assert_eq!(read.owner.as_deref(), Some("alice"));
+    assert_eq!(read.state, working);
+    assert!(!read.ended);
+    assert!(read.written_ago < long, "{read:?}");
+
+    // Nothing asked yet; then two replicas' answers, then a cancel.
+    let asked = store.task_take_requests("t1").await.unwrap();
+    assert!(!asked.cancel && asked.answers.is_empty(), "{asked:?}");
+    let answers = |k: &str, v| {
+        let mut map = serde_json::Map::new();
+        map.insert(k.to_owned(), v);
+        TaskRequest::Answers(map)
+    };
+    assert!(
+        store
+            .task_request("t1", &answers("q1", json!({"action": "accept"})))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .task_request("t1", &answers("q2", json!(2)))
+            .await
+            .unwrap()
+    );
+    let asked = store.task_take_requests("t1").await.unwrap();
+    assert!(!asked.cancel, "{asked:?}");
+    assert_eq!(asked.answers.get("q1"), Some(&json!({"action": "accept"})));
+    assert_eq!(asked.answers.get("q2"), Some(&json!(2)));
+    assert!(
+        store
+            .task_take_requests("t1")
+            .await
+            .unwrap()
+            .answers
+            .is_empty(),
+        "answers are taken once"
+    );
+    assert!(
+        store
+            .task_request("t1", &TaskRequest::Cancel)
+            .await
+            .unwrap()
+    );
+    assert!(store.task_take_requests("t1").await.unwrap().cancel);
+    assert!(
+        store.task_take_requests("t1").await.unwrap().cancel,
+        "a cancel stays asked"
+    );
+
+    // Its end replaces its state; a later write keeps the first owner.
+    let done = json!({"taskId": "t1", "status": "completed", "result": {"content": []}});
+    store
+        .task_write("t1", None, &done, true, long)
+        .await
+        .unwrap();
+    let read = store.task_read("t1").await.unwrap().expect("kept");
+    assert!(read.ended);
+    assert_eq!(read.state, done);
+    assert_eq!(read.owner.as_deref(), Some("alice"));
+
+    // A task no longer kept is unknown, and cannot be asked.
+    store
+        .task_write("t2", None, &working, false, Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(store.task_read("t2").await.unwrap().is_none());
+    assert!(
+        !store
+            .task_request("t2", &TaskRequest::Cancel)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store.task_read("t1").await.unwrap().is_some(),
+        "others stay"
+    );
 }
 
 async fn two_runs_of_one_session_take_turns(store: Store) {

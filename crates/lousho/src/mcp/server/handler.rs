@@ -36,7 +36,6 @@ use rmcp::model::{
     SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rmcp::task_manager::TaskManager;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -82,9 +81,7 @@ struct Inner {
     /// Calls of 2026-07-28 clients parked on a question.
     parked: ParkedRuns,
     /// Agent runs served as tasks (clients with the tasks extension).
-    tasks: TaskManager,
-    /// Which OAuth caller started which task.
-    task_owners: super::task_owners::TaskOwners,
+    tasks: tasks::ServedTasks,
     /// Per-caller limits of agent runs.
     limiter: Option<Arc<Limiter>>,
     /// A skills folder served through the Skills extension.
@@ -123,6 +120,7 @@ impl LoushoServer {
             #[cfg(feature = "builtin")]
             skills,
         } = served;
+        let tasks = tasks::ServedTasks::new(store.clone(), lease.ttl);
         Self {
             inner: Arc::new(Inner {
                 agent,
@@ -134,8 +132,7 @@ impl LoushoServer {
                 store,
                 lease,
                 parked: ParkedRuns::default(),
-                tasks: TaskManager::new(),
-                task_owners: Default::default(),
+                tasks,
                 limiter,
                 #[cfg(feature = "builtin")]
                 skills,
@@ -420,12 +417,8 @@ impl ServerHandler for LoushoServer {
         request: GetTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let owners = &self.inner.task_owners;
-        owners.check(&request.task_id, caller_of(&cx))?;
-        self.inner
-            .tasks
-            .get_task(&request.task_id)
-            .map(GetTaskResult::new)
+        let tasks = &self.inner.tasks;
+        tasks.get(&request.task_id, caller_of(&cx)).await
     }
 
     async fn update_task(
@@ -433,11 +426,8 @@ impl ServerHandler for LoushoServer {
         request: UpdateTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owners = &self.inner.task_owners;
-        owners.check(&request.task_id, caller_of(&cx))?;
-        self.inner
-            .tasks
-            .update_task(&request.task_id, request.input_responses)
+        let (id, answers) = (&request.task_id, request.input_responses);
+        self.inner.tasks.update(id, caller_of(&cx), answers).await
     }
 
     async fn cancel_task(
@@ -445,9 +435,8 @@ impl ServerHandler for LoushoServer {
         request: CancelTaskParams,
         cx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owners = &self.inner.task_owners;
-        owners.check(&request.task_id, caller_of(&cx))?;
-        self.inner.tasks.cancel_task(&request.task_id)
+        let tasks = &self.inner.tasks;
+        tasks.cancel(&request.task_id, caller_of(&cx)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -599,12 +588,11 @@ impl LoushoServer {
                     )
                 };
                 let status = "the agent is working";
-                let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
-                let alive = |id: &str| inner.tasks.get_task(id).is_ok();
-                inner
-                    .task_owners
-                    .record(&task.task.task_id, caller.as_ref(), alive);
-                return Ok(CallToolResponse::Task(task));
+                let task =
+                    inner
+                        .tasks
+                        .spawn_call(caller.as_ref(), channel, &inner.shutdown, status, call);
+                return Ok(CallToolResponse::Task(Box::pin(task).await));
             }
             if rounds_for(&request, &channel) {
                 let agent = agent.clone();
@@ -672,8 +660,11 @@ impl LoushoServer {
                     .ok()
             };
             let status = "the tool is working";
-            let task = tasks::spawn_call(&inner.tasks, channel, &inner.shutdown, status, call);
-            return Ok(CallToolResponse::Task(task));
+            let caller = caller_of(&cx);
+            let task = inner
+                .tasks
+                .spawn_call(caller, channel, &inner.shutdown, status, call);
+            return Ok(CallToolResponse::Task(Box::pin(task).await));
         }
         if rounds_for(&request, &channel) {
             let server = self.clone();

@@ -41,16 +41,22 @@ impl TaskOwners {
     /// the caller; else rmcp's error for an unknown task.
     pub(crate) fn check(&self, task_id: &str, caller: Option<&Caller>) -> Result<(), ErrorData> {
         let owners = self.0.lock_unpoisoned();
-        let Some(owner) = owners.get(task_id) else {
-            return Ok(());
-        };
-        if caller.is_some_and(|c| c.key() == *owner) {
+        if may_see(owners.get(task_id).map(|o| &**o), caller) {
             return Ok(());
         }
         Err(ErrorData::invalid_params(
             format!("unknown task: {task_id}"),
             None,
         ))
+    }
+}
+
+/// Whether `caller` may see a task started by `owner` (a caller's key;
+/// `None`: a task of no caller, anybody's who knows its id).
+pub(crate) fn may_see(owner: Option<&str>, caller: Option<&Caller>) -> bool {
+    match owner {
+        None => true,
+        Some(owner) => caller.is_some_and(|c| *c.key() == *owner),
     }
 }
 

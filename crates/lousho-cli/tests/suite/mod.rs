@@ -17,6 +17,7 @@ mod logs;
 mod mcp_http;
 mod mcp_offers;
 mod mcp_replica_crash;
+mod mcp_replica_rounds;
 mod mcp_replica_tasks;
 mod mcp_replicas;
 mod mcp_replicas_callers;

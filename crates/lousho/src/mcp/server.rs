@@ -26,6 +26,7 @@ mod resource_server;
 mod resources;
 mod result;
 mod sessions;
+mod shared_rounds;
 mod shared_tasks;
 #[cfg(feature = "builtin")]
 mod skills;

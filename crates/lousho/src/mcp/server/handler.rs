@@ -82,6 +82,8 @@ struct Inner {
     parked: ParkedRuns,
     /// Agent runs served as tasks (clients with the tasks extension).
     tasks: tasks::ServedTasks,
+    /// With a session store: calls parked on a round, for every replica.
+    shared_rounds: Option<super::shared_rounds::SharedRounds>,
     /// Per-caller limits of agent runs.
     limiter: Option<Arc<Limiter>>,
     /// A skills folder served through the Skills extension.
@@ -121,6 +123,9 @@ impl LoushoServer {
             skills,
         } = served;
         let tasks = tasks::ServedTasks::new(store.clone(), lease.ttl);
+        let shared_rounds = store
+            .clone()
+            .map(|store| super::shared_rounds::SharedRounds::new(store, lease.ttl));
         Self {
             inner: Arc::new(Inner {
                 agent,
@@ -133,6 +138,7 @@ impl LoushoServer {
                 lease,
                 parked: ParkedRuns::default(),
                 tasks,
+                shared_rounds,
                 limiter,
                 #[cfg(feature = "builtin")]
                 skills,
@@ -173,6 +179,7 @@ impl LoushoServer {
     async fn in_rounds<F, Fut>(
         &self,
         request: &CallToolRequestParams,
+        caller: Option<&super::caller::Caller>,
         mut channel: PeerChannel,
         request_cancel: &CancellationToken,
         run_cancel: CancellationToken,
@@ -183,11 +190,20 @@ impl LoushoServer {
         Fut: Future<Output = Option<CallToolResult>> + Send + 'static,
     {
         let parked = &self.inner.parked;
+        let shared = self.inner.shared_rounds.as_ref();
+        let handle = request.request_state.as_deref();
+        // The round, and whether this process drove it (a retry of a call
+        // parked on another replica is relayed there).
         let round = async {
-            if let Some(handle) = request.request_state.as_deref() {
-                return parked
-                    .resume(handle, request.input_responses.as_ref())
-                    .await;
+            if let Some(handle) = handle {
+                let answers = request.input_responses.as_ref();
+                if let Some(round) = parked.resume(handle, answers).await {
+                    return (Some(round), true);
+                }
+                let Some(shared) = shared else {
+                    return (None, false);
+                };
+                return (shared.relay(handle, caller, answers).await, false);
             }
             let (rounds, driven) = mrtr::start(run_cancel.clone());
             channel.asking = Asking::Rounds(rounds.clone());
@@ -198,15 +214,25 @@ impl LoushoServer {
                 let done = running.await;
                 rounds.done(done).await;
             });
-            Some(parked.next(driven).await)
+            (Some(parked.next(driven).await), true)
         };
-        let round = tokio::select! {
+        let (round, here) = tokio::select! {
             biased;
             () = request_cancel.cancelled() => {
+                if let (Some(shared), Some(handle)) = (shared, handle) {
+                    shared.cancel(handle).await;
+                }
                 return Err(ErrorData::internal_error("the call was cancelled", None));
             }
             round = round => round,
         };
+        // A question parked here: any replica may take its retry.
+        if let (Some(shared), Some(round), true) = (shared, &round, here) {
+            let owner = caller.map(super::caller::Caller::key);
+            shared
+                .share(parked, round, owner, &self.inner.shutdown)
+                .await;
+        }
         match round {
             Some(Round::Input(input)) => Ok(CallToolResponse::InputRequired(input)),
             Some(Round::Done(result)) => Ok(result.into()),
@@ -608,6 +634,7 @@ impl LoushoServer {
                 // inlined it would be moved with every direct call's too.
                 return Box::pin(self.in_rounds(
                     &request,
+                    caller.as_ref(),
                     channel,
                     &request_cancel,
                     run_cancel(),
@@ -677,6 +704,7 @@ impl LoushoServer {
             };
             return Box::pin(self.in_rounds(
                 &request,
+                caller.as_ref(),
                 channel,
                 &request_cancel,
                 run_cancel(),

@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 
 /// The key of the question among the input requests.
-const KEY: &str = "q";
+pub(crate) const KEY: &str = "q";
 
 /// A question of a parked call.
 pub(crate) struct Question {
@@ -185,6 +185,20 @@ impl ParkedRuns {
         let mut requests = InputRequests::new();
         requests.insert(KEY.to_owned(), request);
         Round::Input(InputRequiredResult::new(Some(requests), Some(handle)))
+    }
+
+    /// Whether a call is parked under `handle`.
+    pub(crate) fn holds(&self, handle: &str) -> bool {
+        self.lock().contains_key(handle)
+    }
+
+    /// Cancels the call parked under `handle` (a cancelled retry on
+    /// another replica), if any.
+    pub(crate) fn cancel(&self, handle: &str) {
+        let parked = self.lock().remove(handle);
+        if let Some(parked) = parked {
+            parked.driven.cancel.cancel();
+        }
     }
 
     /// A retry: hands the answer to the parked call and waits for its next

@@ -12,6 +12,7 @@
 //! default) as failed: that replica died.
 
 use super::caller::Caller;
+use super::shared_rounds::is_round;
 use super::task_owners::may_see;
 use super::tasks::{POLL_INTERVAL, TASK_TTL};
 use crate::session::{SessionStore, SharedTask, TaskRequest};
@@ -177,6 +178,10 @@ impl SharedTasks {
         caller: Option<&Caller>,
         unknown: ErrorData,
     ) -> Result<SharedTask, ErrorData> {
+        // A call parked on a round is kept beside the tasks: no task.
+        if is_round(id) {
+            return Err(unknown);
+        }
         match self.store.task_read(id).await {
             Ok(Some(record)) if may_see(record.owner.as_deref(), caller) => Ok(record),
             Ok(_) => Err(unknown),

@@ -49,6 +49,8 @@ async fn opaque_tokens_are_introspected_and_refused_like_bad_jwts() {
         &idp.claims("alice", &audience, "mcp:use"),
     );
 
+    let too_long = "a".repeat(9 * 1024);
+
     // (case, token, status, introspections it costs)
     let cases: Vec<(&str, &str, u16, u64)> = vec![
         ("an active opaque token", &opaque, 200, 1),
@@ -64,6 +66,12 @@ async fn opaque_tokens_are_introspected_and_refused_like_bad_jwts() {
         ("a JWT (checked against the keys)", &jwt, 200, 0),
         ("a JWT for another audience", &jwt_elsewhere, 401, 0),
         ("an HS256 JWT (refused, not introspected)", &hs, 401, 0),
+        (
+            "an opaque token over 8 KiB (never sent on)",
+            &too_long,
+            401,
+            0,
+        ),
     ];
     for (case, token, want, cost) in &cases {
         let before = idp.introspections().await;

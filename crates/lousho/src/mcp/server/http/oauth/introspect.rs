@@ -26,6 +26,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub(super) const CACHE_TTL: Duration = Duration::from_secs(60);
 /// The most tokens whose answers are cached.
 pub(super) const MAX_CACHED: usize = 4096;
+/// The longest opaque token sent to the authorization server.
+pub(super) const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
 /// Why a token could not be introspected (the server answers `503`). The
 /// texts never hold the token or the client secret.
@@ -187,6 +189,9 @@ impl Introspector {
 
     /// The claims of the opaque `token`, if the issuer says it is valid here.
     pub(super) async fn check(&self, token: &str) -> Result<Claims, Refused> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Refused::Invalid("the token is too long"));
+        }
         let hash: TokenHash = sha2::Sha256::digest(token.as_bytes()).into();
         let granted = match self.cached(&hash) {
             Some(verdict) => verdict,

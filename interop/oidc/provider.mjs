@@ -7,6 +7,13 @@
 // - `client_credentials` for the confidential clients `alice` and `bob`
 //   (secrets `alice-secret`, `bob-secret`, client_secret_basic or _post);
 //   a token's `sub` is the client id.
+// - `client_credentials` for the confidential client `carol`
+//   (`carol-secret`), whose access tokens are opaque: a resource server
+//   learns about them by token introspection (RFC 7662), as the client
+//   `mcp-server` (`mcp-server-secret`, client_secret_basic), at
+//   `/token/introspection`; `GET /test/introspections` answers how many
+//   introspection requests came so far. Tokens are revoked at
+//   `/token/revocation` by their client.
 // - authorization code + PKCE for public clients (pre-registered `lousho`,
 //   or dynamically registered): oidc-provider's own development
 //   interactions, a sign-in form (any login and password; the login is the
@@ -63,6 +70,8 @@ const provider = new Provider(issuer, {
   clients: [
     confidential('alice'),
     { ...confidential('bob') },
+    confidential('carol'),
+    confidential('mcp-server'),
     {
       client_id: 'lousho',
       // Native: a loopback redirect URI may use any port (RFC 8252 §7.3).
@@ -81,13 +90,28 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     clientCredentials: { enabled: true },
     registration: { enabled: true },
+    introspection: {
+      enabled: true,
+      // The resource server introspects any token; a client its own.
+      allowedPolicy: (_ctx, client, token) =>
+        client.clientId === 'mcp-server' || client.clientId === token.clientId,
+    },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: (_ctx, _client, oneOf) => oneOf,
       useGrantedResource: () => true,
-      getResourceServerInfo: (_ctx, resourceIndicator) => {
+      getResourceServerInfo: (_ctx, resourceIndicator, client) => {
         if (!isLoopbackUrl(resourceIndicator)) {
           throw new Provider.errors.InvalidTarget();
+        }
+        if (client?.clientId === 'carol') {
+          return {
+            scope: SCOPES,
+            audience: resourceIndicator,
+            accessTokenTTL: 300,
+            accessTokenFormat: 'opaque',
+          };
         }
         return {
           scope: SCOPES,
@@ -103,7 +127,20 @@ const provider = new Provider(issuer, {
 });
 provider.proxy = false;
 
-server.on('request', provider.callback());
+let introspections = 0;
+const callback = provider.callback();
+server.on('request', (req, res) => {
+  const path = new URL(req.url, issuer).pathname;
+  if (req.method === 'GET' && path === '/test/introspections') {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ introspections }));
+    return;
+  }
+  if (req.method === 'POST' && path === '/token/introspection') {
+    introspections += 1;
+  }
+  callback(req, res);
+});
 
 process.stdout.write(`${JSON.stringify({ issuer, kid: KID, privateKeyPem, strangerKeyPem })}\n`);
 process.stdin.resume();

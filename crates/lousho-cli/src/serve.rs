@@ -262,6 +262,12 @@ fn oauth_resource(oauth: &ServeOAuth) -> OAuthResource {
     if let Some(skew) = oauth.clock_skew {
         resource = resource.clock_skew(skew);
     }
+    if let Some(client) = &oauth.introspection {
+        resource = resource.introspection(client.client_id.clone(), client.client_secret.clone());
+    }
+    if let Some(url) = &oauth.introspection_endpoint {
+        resource = resource.introspection_endpoint(url.clone());
+    }
     resource
 }
 

@@ -6,7 +6,10 @@
 //! `alice` and `bob` (their `sub` is their client id) and, by
 //! authorization code with PKCE, to any user who signs in on its
 //! development sign-in and consent pages — which [`sign_in`] fills in as a
-//! browser would.
+//! browser would. The client `carol` gets opaque access tokens instead,
+//! which a resource server introspects (RFC 7662) as the client
+//! `mcp-server` ([`INTROSPECTION_CLIENT`]); [`Idp::introspections`] counts
+//! the introspection requests, [`Idp::revoke`] revokes a token.
 //!
 //! Its signing key is handed to the test, so tests can forge tokens with
 //! the issuer's key but wrong claims ([`Idp::forge`]), or with a key it does
@@ -18,6 +21,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// The client a resource server introspects tokens as, and its secret.
+pub const INTROSPECTION_CLIENT: (&str, &str) = ("mcp-server", "mcp-server-secret");
 
 /// A running `oidc-provider`; stops when dropped.
 pub struct Idp {
@@ -101,6 +107,33 @@ impl Idp {
             .as_str()
             .expect("an access token")
             .to_owned()
+    }
+
+    /// How many introspection requests the issuer has had so far.
+    pub async fn introspections(&self) -> u64 {
+        let body: Value = reqwest::get(format!("{}/test/introspections", self.issuer))
+            .await
+            .expect("the issuer answers")
+            .json()
+            .await
+            .expect("a JSON count");
+        body["introspections"].as_u64().expect("a count")
+    }
+
+    /// Revokes `token` (RFC 7009) as `client`, whose token it is.
+    pub async fn revoke(&self, client: &str, token: &str) {
+        let res = reqwest::Client::new()
+            .post(format!("{}/token/revocation", self.issuer))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form(&[
+                ("token", token),
+                ("token_type_hint", "access_token"),
+            ]))
+            .send()
+            .await
+            .expect("the revocation endpoint answers");
+        assert!(res.status().is_success(), "revocation: {}", res.status());
     }
 
     /// Claims as the issuer would put them, for `sub` and `aud`, valid for

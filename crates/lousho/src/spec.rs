@@ -207,6 +207,32 @@ pub struct ServeOAuth {
     pub jwks_uri: Option<String>,
     /// The allowance for clock differences (`clockSkewMs`).
     pub clock_skew: Option<std::time::Duration>,
+    /// Opaque tokens introspected with these credentials
+    /// (`introspection: { clientId, clientSecret }`).
+    pub introspection: Option<ServeIntrospection>,
+    /// The issuer's introspection endpoint, if not from its metadata
+    /// (`introspectionEndpoint`).
+    pub introspection_endpoint: Option<String>,
+}
+
+/// `serve.auth.introspection`: the client credentials a resource server
+/// introspects opaque tokens with (the secret is never printed by `Debug`).
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct ServeIntrospection {
+    /// This server's client id at the authorization server.
+    pub client_id: String,
+    /// Its client secret.
+    pub client_secret: String,
+}
+
+impl fmt::Debug for ServeIntrospection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServeIntrospection")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .finish()
+    }
 }
 
 /// `serve.limits.perCaller`: limits on each caller's agent runs

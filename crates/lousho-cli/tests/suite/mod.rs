@@ -15,6 +15,7 @@ mod init;
 mod login;
 mod logs;
 mod mcp_http;
+mod mcp_introspection;
 mod mcp_offers;
 mod mcp_replica_crash;
 mod mcp_replica_rounds;

@@ -39,6 +39,7 @@ mod serve_grow;
 mod serve_interop;
 mod serve_mrtr;
 mod serve_oauth;
+mod serve_oauth_introspection;
 mod serve_oauth_sign_in;
 mod serve_output;
 mod serve_rounds;

@@ -14,13 +14,13 @@ use serde_json::{Value, json};
 
 /// A port nobody listens on now (the audience must name the server's port
 /// before it binds).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
 
 /// The fixture served on `port` behind `resource`.
-async fn serve(port: u16, resource: OAuthResource) -> McpServerHandle {
+pub(super) async fn serve(port: u16, resource: OAuthResource) -> McpServerHandle {
     serve_mcp(
         fixture_options(&CancelProbe::default())
             .http(HttpOptions::new().port(port))
@@ -32,7 +32,7 @@ async fn serve(port: u16, resource: OAuthResource) -> McpServerHandle {
 
 /// POSTs a JSON-RPC request with `token` (if any): status,
 /// `WWW-Authenticate`, body.
-async fn post(url: &str, token: Option<&str>, body: &Value) -> (u16, String, Value) {
+pub(super) async fn post(url: &str, token: Option<&str>, body: &Value) -> (u16, String, Value) {
     let mut req = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
@@ -52,16 +52,16 @@ async fn post(url: &str, token: Option<&str>, body: &Value) -> (u16, String, Val
     (status, challenge, body)
 }
 
-fn list() -> Value {
+pub(super) fn list() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 }
 
-fn call(tool: &str, arguments: Value) -> Value {
+pub(super) fn call(tool: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}})
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
+pub(super) fn tool_names(body: &Value) -> Vec<String> {
     body["result"]["tools"]
         .as_array()
         .unwrap()

@@ -506,7 +506,8 @@ pub(crate) enum AuthFile {
         /// The token (use `${VAR}`; never write it into the file).
         token: String,
     },
-    /// Require OAuth 2.1 access tokens (JWTs) from an authorization server:
+    /// Require OAuth 2.1 access tokens (JWTs; opaque tokens too with
+    /// `introspection`) from an authorization server:
     /// the server publishes Protected Resource Metadata (RFC 9728) and
     /// answers `401` / `403 insufficient_scope` with `WWW-Authenticate`.
     #[serde(rename = "oauth", rename_all = "camelCase")]
@@ -530,5 +531,31 @@ pub(crate) enum AuthFile {
         jwks_uri: Option<String>,
         /// The allowance for clock differences on `exp` and `nbf` (default 30000).
         clock_skew_ms: Option<u64>,
+        /// Accept opaque access tokens too: a token that is not a signed JWT
+        /// is introspected (RFC 7662) at the issuer with this server's
+        /// client credentials.
+        introspection: Option<IntrospectionFile>,
+        /// The issuer's introspection endpoint, instead of the one its
+        /// metadata names (`introspection_endpoint`).
+        introspection_endpoint: Option<String>,
     },
+}
+
+/// `auth.introspection: { clientId, clientSecret }`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct IntrospectionFile {
+    /// This server's client id at the authorization server.
+    pub(crate) client_id: String,
+    /// Its client secret (use `${VAR}`; never write it into the file).
+    pub(crate) client_secret: String,
+}
+
+impl std::fmt::Debug for IntrospectionFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionFile")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .finish()
+    }
 }

@@ -313,6 +313,8 @@ pub(super) fn serve_spec(
                 tool_scopes,
                 jwks_uri,
                 clock_skew_ms,
+                introspection,
+                introspection_endpoint,
             }) => Some(super::ServeOAuth {
                 issuer,
                 audience,
@@ -320,6 +322,11 @@ pub(super) fn serve_spec(
                 tool_scopes: tool_scopes.into_iter().collect(),
                 jwks_uri,
                 clock_skew: clock_skew_ms.map(std::time::Duration::from_millis),
+                introspection: introspection.map(|i| super::ServeIntrospection {
+                    client_id: i.client_id,
+                    client_secret: i.client_secret,
+                }),
+                introspection_endpoint,
             }),
             _ => None,
         },

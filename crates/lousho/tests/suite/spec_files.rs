@@ -142,6 +142,51 @@ fn serve_auth_oauth_names_the_issuer_audience_and_scopes() {
 }
 
 #[test]
+fn serve_auth_oauth_introspection_takes_its_secret_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec_path = dir.path().join("agent.yaml");
+    std::fs::write(
+        &spec_path,
+        "model: test\nserve:\n  auth:\n    type: oauth\n    issuer: https://idp.example.com\n    audience: https://agents.example.com/mcp\n    introspection:\n      clientId: agents-api\n      clientSecret: ${INTROSPECTION_SECRET}\n    introspectionEndpoint: https://idp.example.com/oauth2/introspect\n",
+    )
+    .unwrap();
+    let spec = SpecLoader::new()
+        .without_env()
+        .var("INTROSPECTION_SECRET", "in7r0-s3cret")
+        .load(&spec_path)
+        .unwrap();
+    let oauth = spec.serve.oauth.as_ref().unwrap();
+    let client = oauth.introspection.as_ref().unwrap();
+    assert_eq!(client.client_id, "agents-api");
+    assert_eq!(client.client_secret, "in7r0-s3cret");
+    assert_eq!(
+        oauth.introspection_endpoint.as_deref(),
+        Some("https://idp.example.com/oauth2/introspect")
+    );
+    assert!(
+        !format!("{spec:?}").contains("in7r0-s3cret"),
+        "the introspection secret leaks into Debug"
+    );
+
+    // An unset variable is an error naming it; so is a misspelt key.
+    let err = SpecLoader::new()
+        .without_env()
+        .load(&spec_path)
+        .unwrap_err();
+    assert!(err.to_string().contains("INTROSPECTION_SECRET"), "{err}");
+    std::fs::write(
+        &spec_path,
+        "model: test\nserve:\n  auth: { type: oauth, issuer: https://i.example, audience: https://a.example, introspection: { clientId: x, secret: y } }\n",
+    )
+    .unwrap();
+    let err = SpecLoader::new()
+        .without_env()
+        .load(&spec_path)
+        .unwrap_err();
+    assert!(err.to_string().contains("secret"), "{err}");
+}
+
+#[test]
 fn mcp_servers_can_come_from_a_claude_style_mcp_json() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("conf")).unwrap();

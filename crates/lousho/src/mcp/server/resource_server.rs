@@ -16,7 +16,9 @@ pub const DEFAULT_OAUTH_CLOCK_SKEW: Duration = Duration::from_secs(30);
 /// spec: `serve.auth: { type: oauth, … }`): it publishes Protected Resource
 /// Metadata (RFC 9728) and accepts only JWT access tokens that `issuer`
 /// signed (keys from its JWKS, discovered from its metadata) for `audience`
-/// (RFC 8707 resource), not expired and not before their time.
+/// (RFC 8707 resource), not expired and not before their time — and, with
+/// [`introspection`](Self::introspection), opaque tokens the issuer's
+/// introspection endpoint (RFC 7662) says are active for `audience`.
 ///
 /// ```
 /// use lousho::mcp::{Auth, OAuthResource};
@@ -30,6 +32,8 @@ pub const DEFAULT_OAUTH_CLOCK_SKEW: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct OAuthResource {
+    pub(crate) introspection: Option<IntrospectionClient>,
+    pub(crate) introspection_endpoint: Option<String>,
     pub(crate) issuer: String,
     pub(crate) audience: String,
     pub(crate) scopes: Vec<String>,
@@ -51,6 +55,8 @@ impl OAuthResource {
             tool_scopes: Vec::new(),
             jwks_uri: None,
             clock_skew: DEFAULT_OAUTH_CLOCK_SKEW,
+            introspection: None,
+            introspection_endpoint: None,
         }
     }
 
@@ -80,11 +86,68 @@ impl OAuthResource {
         self
     }
 
+    /// Opaque access tokens too: a token that is not a signed JWT is
+    /// introspected (RFC 7662) at the issuer's `introspection_endpoint`
+    /// (from its metadata, or [`introspection_endpoint`](Self::introspection_endpoint)),
+    /// authenticating as `client_id` with `client_secret` (HTTP Basic). It
+    /// is accepted if the answer is `active`, names this issuer (if any)
+    /// and this audience (`aud`), holds `exp`/`nbf` within the clock skew,
+    /// is no sender-constrained token (`cnf`) and names a subject (`sub`,
+    /// else `client_id`); its `scope` gives its scopes. Answers are cached a
+    /// minute at most, never past the token's `exp`. Signed JWTs are still
+    /// checked against the issuer's keys, never introspected.
+    ///
+    /// ```
+    /// use lousho::mcp::{Auth, OAuthResource};
+    /// let secret = std::env::var("INTROSPECTION_SECRET").unwrap_or_default();
+    /// let auth = Auth::oauth(
+    ///     OAuthResource::new("https://idp.example.com", "https://agents.example.com/mcp")
+    ///         .scope("agent:use")
+    ///         .introspection("agents-api", secret),
+    /// );
+    /// # let _ = auth;
+    /// ```
+    pub fn introspection(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.introspection = Some(IntrospectionClient {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        });
+        self
+    }
+
+    /// The issuer's introspection endpoint, if its metadata should not be
+    /// asked for it (needs [`introspection`](Self::introspection)).
+    pub fn introspection_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.introspection_endpoint = Some(url.into());
+        self
+    }
+
     /// The allowance for clock differences on `exp` and `nbf` (default
     /// [`DEFAULT_OAUTH_CLOCK_SKEW`]; whole seconds count).
     pub fn clock_skew(mut self, skew: Duration) -> Self {
         self.clock_skew = skew;
         self
+    }
+}
+
+/// The client credentials a resource server introspects tokens with (the
+/// secret is never printed by `Debug`).
+#[derive(Clone)]
+pub(crate) struct IntrospectionClient {
+    pub(crate) client_id: String,
+    pub(crate) client_secret: String,
+}
+
+impl std::fmt::Debug for IntrospectionClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .finish()
     }
 }
 
@@ -98,7 +161,8 @@ pub enum OAuthResourceError {
         "the OAuth {what} `{value}` must be an absolute https URL (http only on loopback, e.g. http://127.0.0.1:8080), without a fragment"
     )]
     InvalidUrl {
-        /// Which setting: `issuer`, `audience` or `jwksUri`.
+        /// Which setting: `issuer`, `audience`, `jwksUri` or
+        /// `introspectionEndpoint`.
         what: &'static str,
         /// The value given.
         value: String,
@@ -116,6 +180,16 @@ pub enum OAuthResourceError {
         "the OAuth scope `{0}` is invalid: use printable characters without spaces, `\"` or `\\`"
     )]
     InvalidScope(String),
+    /// Introspection is configured with an empty client id.
+    #[error(
+        "OAuth token introspection needs this server's client id at the authorization server: set `serve.auth.introspection.clientId` (OAuthResource::introspection)"
+    )]
+    IntrospectionWithoutClientId,
+    /// An introspection endpoint is given, but no client to use it with.
+    #[error(
+        "`introspectionEndpoint` is set but token introspection is not: add `serve.auth.introspection: {{ clientId, clientSecret }}` (OAuthResource::introspection), or drop the endpoint"
+    )]
+    IntrospectionEndpointWithoutClient,
 }
 
 /// Whether `scope` can go into a `WWW-Authenticate` parameter and a
@@ -138,5 +212,13 @@ mod tests {
         assert!(!is_scope_token("a b"));
         assert!(!is_scope_token("a\"b"));
         assert!(!is_scope_token("a\\b"));
+    }
+
+    #[test]
+    fn the_introspection_secret_never_shows_in_debug() {
+        let r = OAuthResource::new("https://i.example", "https://a.example/mcp")
+            .introspection("rs", "s3cr3t-value");
+        let shown = format!("{r:?}");
+        assert!(shown.contains("rs") && !shown.contains("s3cr3t"), "{shown}");
     }
 }

@@ -17,6 +17,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
+mod introspect;
+mod issuer;
 mod keys;
 mod verify;
 
@@ -50,6 +52,10 @@ impl ResourceServer {
             Some(uri) => Some(checked_url("jwksUri", uri)?),
             None => None,
         };
+        let introspection_endpoint = match &resource.introspection_endpoint {
+            Some(uri) => Some(checked_url("introspectionEndpoint", uri)?),
+            None => None,
+        };
         let policy = Arc::new(ScopePolicy::of(resource)?);
         let path = audience.path().trim_end_matches('/');
         let metadata_path = format!("{PRM_PATH}{path}");
@@ -65,12 +71,30 @@ impl ResourceServer {
         });
         // The settings keep their spelling: `iss` and `aud` are compared
         // as strings.
+        let issuer = Arc::new(issuer::Issuer::new(resource.issuer.clone()));
+        let introspector = match &resource.introspection {
+            Some(client) if client.client_id.is_empty() => {
+                return Err(OAuthResourceError::IntrospectionWithoutClientId);
+            }
+            Some(client) => Some(introspect::Introspector::new(
+                issuer.clone(),
+                resource.audience.clone(),
+                resource.clock_skew,
+                (client.client_id.clone(), client.client_secret.clone()),
+                introspection_endpoint,
+            )),
+            None if introspection_endpoint.is_some() => {
+                return Err(OAuthResourceError::IntrospectionEndpointWithoutClient);
+            }
+            None => None,
+        };
         Ok(Self {
             verifier: Verifier {
                 issuer: resource.issuer.clone(),
                 audience: resource.audience.clone(),
                 skew: resource.clock_skew,
-                keys: keys::KeyCache::new(resource.issuer.clone(), jwks_uri),
+                keys: keys::KeyCache::new(issuer, jwks_uri),
+                introspector,
             },
             policy,
             metadata_url: metadata_url.to_string(),
@@ -195,7 +219,7 @@ async fn require_token(
                 &required,
             );
         }
-        Err(Refused::Unavailable(e)) => {
+        Err(e @ (Refused::Unavailable(_) | Refused::Introspection(_))) => {
             drain(req).await;
             let mut res = (
                 StatusCode::SERVICE_UNAVAILABLE,

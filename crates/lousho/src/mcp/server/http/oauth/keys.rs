@@ -2,8 +2,10 @@
 //! else OpenID discovery), fetched on first use, kept an hour, fetched again
 //! for a key id it does not hold — at most once per [`MIN_REFETCH`], so
 //! tokens naming made-up key ids cannot make the server hammer the issuer —
-//! and bounded ([`MAX_JWKS_BYTES`], [`MAX_KEYS`]).
+//! and bounded ([`MAX_DOCUMENT_BYTES`](super::issuer::MAX_DOCUMENT_BYTES),
+//! [`MAX_KEYS`]).
 
+use super::issuer::{FetchError, Issuer};
 use crate::sync::RwLockExt;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, DecodingKey};
@@ -16,12 +18,8 @@ use std::time::{Duration, Instant};
 pub(super) const MIN_REFETCH: Duration = Duration::from_secs(10);
 /// How long fetched keys are used before they are fetched again.
 const MAX_AGE: Duration = Duration::from_secs(3600);
-/// The largest metadata or JWKS document read.
-const MAX_JWKS_BYTES: usize = 256 * 1024;
 /// The most keys kept from one JWKS.
 const MAX_KEYS: usize = 64;
-/// How long one fetch may take.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A verifying key and the algorithm the JWKS pins it to, if any.
 #[derive(Clone)]
@@ -47,10 +45,15 @@ pub(super) enum KeysError {
     Unavailable(String),
 }
 
+impl From<FetchError> for KeysError {
+    fn from(e: FetchError) -> Self {
+        Self::Unavailable(e.0)
+    }
+}
+
 /// The issuer's keys, shared by all requests.
 pub(super) struct KeyCache {
-    http: reqwest::Client,
-    issuer: String,
+    issuer: Arc<Issuer>,
     jwks_uri: RwLock<Option<Url>>,
     fetched: RwLock<Arc<Fetched>>,
     /// Serialises fetches; holds when the last one was tried.
@@ -59,14 +62,8 @@ pub(super) struct KeyCache {
 
 impl KeyCache {
     /// Keys of `issuer`, from `jwks_uri` if given, else from its metadata.
-    pub(super) fn new(issuer: String, jwks_uri: Option<Url>) -> Self {
-        let http = reqwest::Client::builder()
-            .timeout(FETCH_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
+    pub(super) fn new(issuer: Arc<Issuer>, jwks_uri: Option<Url>) -> Self {
         Self {
-            http,
             issuer,
             jwks_uri: RwLock::new(jwks_uri),
             fetched: RwLock::new(Arc::new(Fetched::default())),
@@ -122,12 +119,12 @@ impl KeyCache {
         let uri = match known {
             Some(uri) => uri,
             None => {
-                let uri = self.discover().await?;
+                let uri = self.issuer.discover("jwks_uri", "jwksUri").await?;
                 *self.jwks_uri.write_unpoisoned() = Some(uri.clone());
                 uri
             }
         };
-        let set: serde_json::Value = self.get_json(uri.clone()).await?;
+        let set: serde_json::Value = self.issuer.get_json(uri.clone()).await?;
         let keys = set
             .get("keys")
             .and_then(|k| k.as_array())
@@ -156,52 +153,6 @@ impl KeyCache {
             "fetched the authorization server's keys"
         );
         Ok(fetched)
-    }
-
-    /// The JWKS URL from the issuer's metadata (RFC 8414, then OpenID
-    /// discovery), whose `issuer` must be the one configured.
-    async fn discover(&self) -> Result<Url, KeysError> {
-        let mut last = String::new();
-        for url in metadata_urls(&self.issuer)? {
-            match self.get_json(url.clone()).await {
-                Ok(meta) => {
-                    if meta.get("issuer").and_then(|i| i.as_str()) != Some(self.issuer.as_str()) {
-                        last = format!("{url} names another issuer");
-                        continue;
-                    }
-                    let jwks = meta
-                        .get("jwks_uri")
-                        .and_then(|j| j.as_str())
-                        .ok_or_else(|| KeysError::Unavailable(format!("{url} has no jwks_uri")))?;
-                    return super::checked_url("jwksUri", jwks)
-                        .map_err(|e| KeysError::Unavailable(e.to_string()));
-                }
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(KeysError::Unavailable(last))
-    }
-
-    async fn get_json(&self, url: Url) -> Result<serde_json::Value, KeysError> {
-        let unavailable = |what: String| KeysError::Unavailable(format!("{url}: {what}"));
-        let mut res = self
-            .http
-            .get(url.clone())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|e| unavailable(e.to_string()))?;
-        if !res.status().is_success() {
-            return Err(unavailable(format!("HTTP {}", res.status().as_u16())));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = res.chunk().await.map_err(|e| unavailable(e.to_string()))? {
-            if body.len() + chunk.len() > MAX_JWKS_BYTES {
-                return Err(unavailable(format!("over {MAX_JWKS_BYTES} bytes")));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        serde_json::from_slice(&body).map_err(|e| unavailable(e.to_string()))
     }
 }
 
@@ -237,44 +188,9 @@ fn verifying_key(jwk: &Jwk) -> Option<Key> {
     })
 }
 
-/// Where the issuer's metadata may be: RFC 8414's
-/// `/.well-known/oauth-authorization-server` inserted before the issuer's
-/// path, then OpenID's `/.well-known/openid-configuration` appended to it.
-fn metadata_urls(issuer: &str) -> Result<[Url; 2], KeysError> {
-    let base = Url::parse(issuer).map_err(|e| KeysError::Unavailable(e.to_string()))?;
-    let path = base.path().trim_end_matches('/');
-    let mut rfc8414 = base.clone();
-    rfc8414.set_path(&format!("/.well-known/oauth-authorization-server{path}"));
-    let mut openid = base.clone();
-    openid.set_path(&format!("{path}/.well-known/openid-configuration"));
-    Ok([rfc8414, openid])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metadata_is_looked_for_where_both_specs_put_it() {
-        let [a, b] = metadata_urls("https://idp.example/realms/x").unwrap();
-        assert_eq!(
-            a.as_str(),
-            "https://idp.example/.well-known/oauth-authorization-server/realms/x"
-        );
-        assert_eq!(
-            b.as_str(),
-            "https://idp.example/realms/x/.well-known/openid-configuration"
-        );
-        let [a, b] = metadata_urls("https://idp.example").unwrap();
-        assert_eq!(
-            a.as_str(),
-            "https://idp.example/.well-known/oauth-authorization-server"
-        );
-        assert_eq!(
-            b.as_str(),
-            "https://idp.example/.well-known/openid-configuration"
-        );
-    }
 
     #[test]
     fn symmetric_keys_are_never_used() {

@@ -1,8 +1,11 @@
 //! One access token checked: a JWT (RFC 9068) signed by one of the issuer's
 //! public keys with an asymmetric algorithm (`none` and `HS*` are refused),
 //! for this audience, from this issuer, within `nbf`..`exp` give or take the
-//! clock skew, naming a subject.
+//! clock skew, naming a subject. With introspection configured, a token
+//! that is not shaped like a signed JWT goes to the issuer's introspection
+//! endpoint instead ([`Introspector`]).
 
+use super::introspect::{IntrospectionError, Introspector};
 use super::keys::{Key, KeyCache, KeysError};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
@@ -25,6 +28,17 @@ pub(super) struct Claims {
 }
 
 impl Claims {
+    /// The claims an introspection answer gave.
+    pub(super) fn introspected(iss: String, sub: String, scopes: BTreeSet<String>) -> Self {
+        let scope = scopes.into_iter().collect::<Vec<_>>().join(" ");
+        Self {
+            iss,
+            sub,
+            scope: Some(scope),
+            scp: None,
+        }
+    }
+
     /// The scopes granted.
     pub(super) fn scopes(&self) -> BTreeSet<String> {
         let mut out: BTreeSet<String> = self
@@ -57,6 +71,9 @@ pub(super) enum Refused {
     /// The issuer's keys could not be had: the token cannot be checked now.
     #[error(transparent)]
     Unavailable(#[from] KeysError),
+    /// The issuer could not introspect the token: it cannot be checked now.
+    #[error(transparent)]
+    Introspection(#[from] IntrospectionError),
 }
 
 /// Checks tokens for one issuer and audience.
@@ -65,11 +82,18 @@ pub(super) struct Verifier {
     pub(super) audience: String,
     pub(super) skew: Duration,
     pub(super) keys: KeyCache,
+    /// For opaque tokens, when introspection is configured.
+    pub(super) introspector: Option<Introspector>,
 }
 
 impl Verifier {
     /// The claims of `token`, if it is valid here.
     pub(super) async fn verify(&self, token: &str) -> Result<Claims, Refused> {
+        if let Some(introspector) = &self.introspector
+            && !is_jws_shaped(token)
+        {
+            return introspector.check(token).await;
+        }
         // `alg: none` (and any algorithm jsonwebtoken does not know) fails
         // here: it is no `Algorithm`.
         let header = jsonwebtoken::decode_header(token).map_err(|_| {
@@ -114,6 +138,26 @@ impl Verifier {
     }
 }
 
+/// Whether `token` looks like a signed JWT (JWS compact form): three parts,
+/// the first a base64url JSON object naming an `alg`. Such a token is
+/// checked against the issuer's keys and refused if that fails — never
+/// introspected; anything else (an opaque token, an encrypted JWT) is
+/// introspected when introspection is configured.
+fn is_jws_shaped(token: &str) -> bool {
+    use base64::Engine as _;
+    let mut parts = token.split('.');
+    let (Some(header), Some(_), Some(_), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header.trim_end_matches('='))
+        .ok()
+        .and_then(|h| serde_json::from_slice::<serde_json::Value>(&h).ok())
+        .is_some_and(|h| h.get("alg").is_some())
+}
+
 /// What a jsonwebtoken error means to the caller.
 fn describe(kind: &ErrorKind) -> &'static str {
     match kind {
@@ -148,5 +192,17 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(c.scopes().len(), 2);
+    }
+
+    #[test]
+    fn only_jws_shaped_tokens_skip_introspection() {
+        // {"alg":"RS256"} and {"alg":"none"}: JWTs, checked against the keys.
+        assert!(is_jws_shaped("eyJhbGciOiJSUzI1NiJ9.e30.c2ln"));
+        assert!(is_jws_shaped("eyJhbGciOiJub25lIn0.e30."));
+        // Opaque tokens, a JWE (five parts), a header that is no JSON.
+        assert!(!is_jws_shaped("2YotnFZFEjr1zCsicMWpAA"));
+        assert!(!is_jws_shaped("a.b.c"));
+        assert!(!is_jws_shaped("eyJhbGciOiJSU0EtT0FFUCJ9.k.iv.ct.tag"));
+        assert!(!is_jws_shaped("e30.e30.c2ln"));
     }
 }

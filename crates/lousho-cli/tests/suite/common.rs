@@ -239,6 +239,29 @@ impl Gate {
         self.file(name, &format!("{head}{servers}{tail}"))
     }
 
+    /// Two [crashable](CRASHABLE) replicas on `store` of the agent `chat`
+    /// (its model `mock`'s, the gate's tools), whose spec's `serve:` section
+    /// holds `serve` (indented lines, each ending in a newline).
+    pub fn replicas(
+        &self,
+        mock: &lousho_testkit::mock_provider::MockProvider,
+        store: String,
+        serve: &str,
+    ) -> lousho_testkit::replicas::Replicas {
+        let spec = self.spec(
+            "chat.yaml",
+            "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\n",
+            &format!("serve:\n{serve}"),
+        );
+        let mock_url = mock.base_url();
+        let env = [
+            ("MOCK_URL", mock_url.as_str()),
+            ("OPENAI_API_KEY", "sk-test"),
+        ];
+        let env = [&env[..], &CRASHABLE].concat();
+        lousho_testkit::replicas::Replicas::start_on(lousho, store, &spec, &env)
+    }
+
     /// The calls logged so far, one line each.
     pub fn calls(&self) -> Vec<String> {
         std::fs::read_to_string(&self.log)

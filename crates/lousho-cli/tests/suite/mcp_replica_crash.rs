@@ -11,10 +11,10 @@
 //! (`interop/python/gated_server.py`) whose `peek` blocks reading a FIFO the
 //! test holds.
 
-use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores, release, show_session};
+use super::common::{Gate, count, on_both_stores, release, show_session};
 use lousho::ToolContext;
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::replicas::{Replicas, connect};
+use lousho_testkit::replicas::connect;
 use serde_json::json;
 
 async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
@@ -27,20 +27,10 @@ async fn a_retry_on_another_replica_resumes_the_killed_run(store: String) {
         .reply(MockReply::text_reply("done"))
         .start()
         .await;
-    let spec = gate.spec(
-        "chat.yaml",
-        "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\n",
-        "serve:\n  sessions: true\n",
-    );
     // Crashable replicas: replica A's lease runs out 2 s after its last
     // heartbeat, and the SIGKILL hits the replica itself (not its
     // supervisor, whose child would close gracefully), as a crash does.
-    let mock_url = mock.base_url();
-    let env = [
-        ("MOCK_URL", mock_url.as_str()),
-        ("OPENAI_API_KEY", "sk-test"),
-    ];
-    let mut replicas = Replicas::start_on(lousho, store, &spec, &[&env[..], &CRASHABLE].concat());
+    let mut replicas = gate.replicas(&mock, store, "  sessions: true\n");
     let (mcp, [chat_a, chat_b]) = connect([replicas.url(0), replicas.url(1)], "chat").await;
     let call = json!({"message": "look", "session": "job"});
 

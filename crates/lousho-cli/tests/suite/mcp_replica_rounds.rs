@@ -11,9 +11,9 @@
 //! hints: it needs approval) of a server on the official Python SDK
 //! (`interop/python/gated_server.py`).
 
-use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores};
+use super::common::{Gate, count, on_both_stores};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::replicas::{Replicas, post};
+use lousho_testkit::replicas::post;
 use serde_json::{Value, json};
 
 /// `_meta` of a stateless 2026-07-28 client that answers elicitation.
@@ -70,17 +70,7 @@ async fn a_rounds_retry_may_reach_either_replica(store: String) {
         .reply(MockReply::text_reply("twice"))
         .start()
         .await;
-    let spec = gate.spec(
-        "chat.yaml",
-        "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\n",
-        "serve:\n  sessions: true\n  approvals: elicit\n",
-    );
-    let mock_url = mock.base_url();
-    let env = [
-        ("MOCK_URL", mock_url.as_str()),
-        ("OPENAI_API_KEY", "sk-test"),
-    ];
-    let replicas = Replicas::start_on(lousho, store, &spec, &[&env[..], &CRASHABLE].concat());
+    let replicas = gate.replicas(&mock, store, "  sessions: true\n  approvals: elicit\n");
     let (r0, r1) = (replicas.url(0), replicas.url(1));
 
     // Asked on replica 0, answered on replica 1.

@@ -12,9 +12,9 @@
 //! server on the official Python SDK (`interop/python/gated_server.py`)
 //! whose `peek` blocks reading a FIFO the test holds.
 
-use super::common::{CRASHABLE, Gate, count, lousho, on_both_stores, release};
+use super::common::{Gate, count, on_both_stores, release};
 use lousho_testkit::mock_provider::{MockProvider, MockReply};
-use lousho_testkit::replicas::{Replicas, post, tasks_client_meta};
+use lousho_testkit::replicas::{post, tasks_client_meta};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -84,17 +84,7 @@ async fn tasks_go_on_across_replicas(store: String) {
         .start()
         .await;
     // `poke` (a write, no hints) needs approval: the task asks its client.
-    let spec = gate.spec(
-        "chat.yaml",
-        "name: chat\nmodel: openai/gpt-test\nmodelOptions:\n  baseUrl: ${MOCK_URL}\n",
-        "serve:\n  sessions: true\n  approvals: elicit\n",
-    );
-    let mock_url = mock.base_url();
-    let env = [
-        ("MOCK_URL", mock_url.as_str()),
-        ("OPENAI_API_KEY", "sk-test"),
-    ];
-    let mut replicas = Replicas::start_on(lousho, store, &spec, &[&env[..], &CRASHABLE].concat());
+    let mut replicas = gate.replicas(&mock, store, "  sessions: true\n  approvals: elicit\n");
     let (r0, r1) = (replicas.url(0).to_owned(), replicas.url(1).to_owned());
     let never = || std::future::pending::<String>();
 

@@ -21,15 +21,24 @@ fn introspecting(idp: &Idp, audience: &str) -> OAuthResource {
     OAuthResource::new(&idp.issuer, audience).introspection(id, secret)
 }
 
+/// The fixture served on a free port behind the resource `resource` makes
+/// for its audience: the server, its URL, the audience and the port.
+async fn serve_free(
+    resource: impl FnOnce(&str) -> OAuthResource,
+) -> (lousho::mcp::McpServerHandle, String, String, u16) {
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    let server = serve(port, resource(&audience)).await;
+    let url = server.url().unwrap();
+    (server, url, audience, port)
+}
+
 #[tokio::test]
 async fn opaque_tokens_are_introspected_and_refused_like_bad_jwts() {
     let Some(idp) = Idp::start().await else {
         return;
     };
-    let port = free_port();
-    let audience = format!("http://127.0.0.1:{port}/mcp");
-    let server = serve(port, introspecting(&idp, &audience)).await;
-    let url = server.url().unwrap();
+    let (server, url, audience, port) = serve_free(|a| introspecting(&idp, a)).await;
     let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
 
     let opaque = idp.token("carol", &audience, "mcp:use").await;
@@ -97,10 +106,7 @@ async fn a_burst_of_calls_with_one_token_costs_one_introspection() {
     let Some(idp) = Idp::start().await else {
         return;
     };
-    let port = free_port();
-    let audience = format!("http://127.0.0.1:{port}/mcp");
-    let server = serve(port, introspecting(&idp, &audience)).await;
-    let url = server.url().unwrap();
+    let (server, url, audience, _) = serve_free(|a| introspecting(&idp, a)).await;
     let token = idp.token("carol", &audience, "mcp:use").await;
     let before = idp.introspections().await;
 
@@ -127,13 +133,12 @@ async fn introspected_scopes_open_tools_like_jwt_scopes() {
     let Some(idp) = Idp::start().await else {
         return;
     };
-    let port = free_port();
-    let audience = format!("http://127.0.0.1:{port}/mcp");
-    let resource = introspecting(&idp, &audience)
-        .scope("mcp:use")
-        .tool_scope("test-agent", "mcp:research");
-    let server = serve(port, resource).await;
-    let url = server.url().unwrap();
+    let (server, url, audience, _) = serve_free(|a| {
+        introspecting(&idp, a)
+            .scope("mcp:use")
+            .tool_scope("test-agent", "mcp:research")
+    })
+    .await;
 
     let basic = idp.token("carol", &audience, "mcp:use").await;
     let (status, _, body) = post(&url, Some(&basic), &list()).await;
@@ -220,11 +225,8 @@ async fn a_misconfigured_or_unreachable_introspection_is_503_not_an_accept() {
         ),
     ];
     for (case, settings, want, words) in cases {
-        let port = free_port();
-        let audience = format!("http://127.0.0.1:{port}/mcp");
-        let resource = settings(OAuthResource::new(&idp.issuer, &audience), &nowhere);
-        let server = serve(port, resource).await;
-        let url = server.url().unwrap();
+        let (server, url, audience, _) =
+            serve_free(|a| settings(OAuthResource::new(&idp.issuer, a), &nowhere)).await;
         let opaque = idp.token("carol", &audience, "mcp:use").await;
         let before = idp.introspections().await;
         let (status, retry, body) = post_text(&url, &opaque).await;

@@ -33,6 +33,7 @@ mod skills;
 mod stdio;
 mod task_link;
 mod task_owners;
+mod task_records;
 mod tasks;
 mod transcripts;
 mod uri_template;

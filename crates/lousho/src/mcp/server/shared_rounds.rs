@@ -15,7 +15,7 @@
 use super::caller::Caller;
 use super::mrtr::{KEY, ParkedRuns, Round};
 use super::task_owners::may_see;
-use super::tasks::POLL_INTERVAL;
+use super::task_records::{POLL_INTERVAL, round_key as key};
 use crate::session::{SessionStore, TaskRequest};
 use rmcp::model::{CallToolResult, InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
@@ -30,17 +30,6 @@ const KEEP: Duration = Duration::from_secs(20 * 60);
 
 /// How often a replica relaying a retry looks for the outcome.
 const RELAY_POLL: Duration = Duration::from_millis(100);
-
-/// The store's key of the call parked under `handle` (apart from task ids,
-/// which are UUIDs).
-fn key(handle: &str) -> String {
-    format!("round/{handle}")
-}
-
-/// Whether `id` names a parked call's record rather than a task.
-pub(crate) fn is_round(id: &str) -> bool {
-    id.starts_with("round/")
-}
 
 /// A parked call's record: parked, or what it did once answered.
 #[derive(Debug, Serialize, Deserialize)]
@@ -248,7 +237,7 @@ impl Watch {
                 match parked_next {
                     Some(watch_next) => {
                         self = watch_next;
-                        key = super::shared_rounds::key(&self.handle);
+                        key = super::task_records::round_key(&self.handle);
                         written = Instant::now();
                         continue;
                     }

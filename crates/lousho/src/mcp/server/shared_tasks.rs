@@ -12,17 +12,14 @@
 //! default) as failed: that replica died.
 
 use super::caller::Caller;
-use super::shared_rounds::is_round;
 use super::task_owners::may_see;
-use super::tasks::{POLL_INTERVAL, TASK_TTL};
+use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL, is_round};
 use crate::session::{SessionStore, SharedTask, TaskRequest};
 use rmcp::model::{DetailedTask, ErrorData, GetTaskResult, InputResponses, TaskPayload};
 use rmcp::task_manager::TaskManager;
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// How long the store keeps a task: it may run [`TASK_TTL`], and its end is
@@ -32,31 +29,6 @@ const KEEP: Duration = Duration::from_secs(2 * TASK_TTL.as_secs());
 /// How many times the mirror yields for rmcp to record a finished task's
 /// end before it waits for its next tick instead.
 const END_YIELDS: usize = 1000;
-
-/// Tells a task's mirror that the task changed (its status message, a
-/// question) or that its run finished.
-#[derive(Debug, Default)]
-pub(crate) struct Changes {
-    notify: Notify,
-    finished: AtomicBool,
-}
-
-impl Changes {
-    /// The task's state changed.
-    pub(crate) fn changed(&self) {
-        self.notify.notify_one();
-    }
-
-    /// The task's run returned (rmcp records its end right after).
-    pub(crate) fn finished(&self) {
-        self.finished.store(true, Ordering::Release);
-        self.notify.notify_one();
-    }
-
-    fn is_finished(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
-    }
-}
 
 /// The tasks of one server as kept in its session store.
 pub(crate) struct SharedTasks {
@@ -99,7 +71,7 @@ impl SharedTasks {
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    () = changes.notify.notified() => {}
+                    () = changes.notified() => {}
                     () = tokio::time::sleep(POLL_INTERVAL) => {}
                     () = shutdown.cancelled() => return,
                 }

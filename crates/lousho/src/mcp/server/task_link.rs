@@ -2,7 +2,7 @@
 //! status messages and questions go through it (`PeerChannel` holds one).
 
 use super::mrtr::Unanswered;
-use super::shared_tasks::Changes;
+use super::task_records::Changes;
 use rmcp::model::InputRequest;
 use rmcp::task_manager::TaskContext;
 use serde_json::Value;

@@ -18,9 +18,10 @@
 
 use super::caller::Caller;
 use super::peer_channel::{Asking, PeerChannel, ProgressTo};
-use super::shared_tasks::{Changes, SharedTasks};
+use super::shared_tasks::SharedTasks;
 use super::task_link::TaskLink;
 use super::task_owners::TaskOwners;
+use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL};
 use crate::session::SessionStore;
 use rmcp::model::{CallToolResult, CreateTaskResult, ErrorData, GetTaskResult, InputResponses};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
@@ -29,13 +30,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-
-/// How long a task may run; its result is kept for as long again after it
-/// ends (rmcp's retention), then `tasks/get` no longer knows it.
-pub(crate) const TASK_TTL: Duration = Duration::from_secs(3600);
-
-/// How often clients are asked to poll.
-pub(crate) const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Whether the call's client takes a task for an answer (it declared the
 /// extension).

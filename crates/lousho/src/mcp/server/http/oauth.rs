@@ -20,9 +20,11 @@ use std::sync::Arc;
 mod introspect;
 mod issuer;
 mod keys;
+mod refusal;
 mod verify;
 
-use verify::{Refused, Verifier};
+use refusal::Refused;
+use verify::Verifier;
 
 /// RFC 9728's well-known path prefix.
 const PRM_PATH: &str = "/.well-known/oauth-protected-resource";

@@ -13,9 +13,10 @@
 
 mod answer;
 
-use super::issuer::{FetchError, Issuer, form, json};
+use super::issuer::{Issuer, form, json};
 use super::keys::MIN_REFETCH;
-use super::verify::{Claims, Refused};
+use super::refusal::IntrospectionError;
+use super::refusal::{Claims, Refused};
 use crate::sync::{MutexExt, RwLockExt};
 use answer::{Granted, read_answer};
 use reqwest::Url;
@@ -31,31 +32,6 @@ pub(super) const CACHE_TTL: Duration = Duration::from_secs(60);
 pub(super) const MAX_CACHED: usize = 4096;
 /// The longest opaque token sent to the authorization server.
 pub(super) const MAX_TOKEN_BYTES: usize = 8 * 1024;
-
-/// Why a token could not be introspected (the server answers `503`). The
-/// texts never hold the token or the client secret.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum IntrospectionError {
-    /// The endpoint could not be found, reached or read.
-    #[error("cannot introspect the token: {0}")]
-    Unavailable(String),
-    /// The authorization server refused this server's client credentials.
-    #[error(
-        "the authorization server refused this server's introspection credentials (HTTP {status}{code}): check the client id and secret of `serve.auth.introspection` (OAuthResource::introspection) and that the client may introspect tokens"
-    )]
-    Credentials {
-        /// The HTTP status.
-        status: u16,
-        /// `, invalid_client` or nothing.
-        code: String,
-    },
-}
-
-impl From<FetchError> for IntrospectionError {
-    fn from(e: FetchError) -> Self {
-        Self::Unavailable(e.0)
-    }
-}
 
 /// A cached verdict.
 struct Entry {

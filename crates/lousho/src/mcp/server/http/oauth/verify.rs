@@ -5,76 +5,12 @@
 //! that is not shaped like a signed JWT goes to the issuer's introspection
 //! endpoint instead ([`Introspector`]).
 
-use super::introspect::{IntrospectionError, Introspector};
-use super::keys::{Key, KeyCache, KeysError};
+use super::introspect::Introspector;
+use super::keys::{Key, KeyCache};
+use super::refusal::{Claims, Refused};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
-use serde::Deserialize;
-use std::collections::BTreeSet;
 use std::time::Duration;
-
-/// The claims lousho reads from an access token.
-#[derive(Debug, Deserialize)]
-pub(super) struct Claims {
-    pub(super) iss: String,
-    pub(super) sub: String,
-    /// RFC 9068 / RFC 8693: space-separated.
-    #[serde(default)]
-    scope: Option<String>,
-    /// Some issuers (Azure AD, Okta) put scopes in `scp`, as an array or a
-    /// space-separated string.
-    #[serde(default)]
-    scp: Option<serde_json::Value>,
-}
-
-impl Claims {
-    /// The claims an introspection answer gave.
-    pub(super) fn introspected(iss: String, sub: String, scopes: BTreeSet<String>) -> Self {
-        let scope = scopes.into_iter().collect::<Vec<_>>().join(" ");
-        Self {
-            iss,
-            sub,
-            scope: Some(scope),
-            scp: None,
-        }
-    }
-
-    /// The scopes granted.
-    pub(super) fn scopes(&self) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = self
-            .scope
-            .as_deref()
-            .unwrap_or_default()
-            .split_ascii_whitespace()
-            .map(str::to_owned)
-            .collect();
-        match &self.scp {
-            Some(serde_json::Value::String(s)) => {
-                out.extend(s.split_ascii_whitespace().map(str::to_owned));
-            }
-            Some(serde_json::Value::Array(a)) => {
-                out.extend(a.iter().filter_map(|v| v.as_str()).map(str::to_owned));
-            }
-            _ => {}
-        }
-        out
-    }
-}
-
-/// Why a token was refused. The descriptions go into `error_description`,
-/// so they are fixed ASCII texts and never quote the token.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum Refused {
-    /// The token is not valid (RFC 6750 `invalid_token`).
-    #[error("{0}")]
-    Invalid(&'static str),
-    /// The issuer's keys could not be had: the token cannot be checked now.
-    #[error(transparent)]
-    Unavailable(#[from] KeysError),
-    /// The issuer could not introspect the token: it cannot be checked now.
-    #[error(transparent)]
-    Introspection(#[from] IntrospectionError),
-}
 
 /// Checks tokens for one issuer and audience.
 pub(super) struct Verifier {

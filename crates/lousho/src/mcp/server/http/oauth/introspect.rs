@@ -55,7 +55,13 @@ pub(super) struct Introspector {
     cache: Mutex<HashMap<TokenHash, Entry>>,
     /// One lock per token being introspected now.
     inflight: Mutex<HashMap<TokenHash, Arc<tokio::sync::Mutex<()>>>>,
+    /// When refused credentials were last logged as an error.
+    refusal_logged: Mutex<Option<Instant>>,
 }
+
+/// How often refused introspection credentials are logged as an error (each
+/// call with them fails; the log says so once in this long).
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(60);
 
 impl Introspector {
     pub(super) fn new(
@@ -75,6 +81,7 @@ impl Introspector {
             discovering: tokio::sync::Mutex::new(None),
             cache: Mutex::new(HashMap::new()),
             inflight: Mutex::new(HashMap::new()),
+            refusal_logged: Mutex::new(None),
         }
     }
 
@@ -158,7 +165,11 @@ impl Introspector {
                         format!(", {}", code.chars().take(40).collect::<String>())
                     },
                 };
-                tracing::error!(error = %e, endpoint = %endpoint, "token introspection failed");
+                if self.log_refusal_now() {
+                    tracing::error!(error = %e, endpoint = %endpoint, "token introspection failed");
+                } else {
+                    tracing::debug!(error = %e, endpoint = %endpoint, "token introspection failed");
+                }
                 return Err(e);
             } else {
                 return Err(IntrospectionError::Unavailable(format!(
@@ -170,6 +181,18 @@ impl Introspector {
         tracing::debug!(active = verdict.is_ok(), "introspected an access token");
         self.remember(hash, verdict.clone());
         Ok(verdict)
+    }
+
+    /// Whether refused credentials are to be logged as an error now: the
+    /// first time, then once per [`REFUSAL_LOG_EVERY`].
+    fn log_refusal_now(&self) -> bool {
+        let mut last = self.refusal_logged.lock_unpoisoned();
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < REFUSAL_LOG_EVERY) {
+            return false;
+        }
+        *last = Some(now);
+        true
     }
 
     /// Caches `verdict` for [`CACHE_TTL`], never past the token's `exp`.
@@ -292,5 +315,23 @@ mod tests {
         }
         assert_eq!(i.cache.lock_unpoisoned().len(), MAX_CACHED);
         assert!(!format!("{i:?}").contains("s3cr3t"), "{i:?}");
+    }
+
+    #[test]
+    fn refused_credentials_are_logged_as_an_error_once_a_minute() {
+        let i = Introspector::new(
+            Arc::new(Issuer::new(ISS.into())),
+            AUD.into(),
+            Duration::ZERO,
+            ("rs".into(), "secret".into()),
+            None,
+        );
+        assert!(i.log_refusal_now(), "the first refusal is logged");
+        assert!(
+            !i.log_refusal_now(),
+            "the next ones within a minute are not"
+        );
+        *i.refusal_logged.lock_unpoisoned() = Instant::now().checked_sub(REFUSAL_LOG_EVERY);
+        assert!(i.log_refusal_now(), "a minute later it is logged again");
     }
 }

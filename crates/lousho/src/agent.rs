@@ -110,6 +110,9 @@ pub(crate) struct AgentInner {
     pub(crate) approval_handler: Option<ApprovalHandler>,
     /// Prices for the replies' cost estimates.
     pub(crate) prices: Arc<crate::model::PriceTable>,
+    /// The price of each model of the list (by its number), looked up once
+    /// at build rather than on every run or turn.
+    pub(crate) model_prices: Box<[Option<crate::model::Price>]>,
     /// Whether spans carry prompts, completions and tool arguments/results.
     pub(crate) record_content: bool,
     /// How tool definitions are held back ([`crate::tool::search`]).
@@ -123,6 +126,11 @@ pub(crate) struct AgentInner {
 }
 
 impl AgentInner {
+    /// The price of the list's model number `i`, if the table has one.
+    pub(crate) fn model_price(&self, i: usize) -> Option<crate::model::Price> {
+        self.model_prices.get(i).copied().flatten()
+    }
+
     /// The model list's model number `i` (0: the first model).
     pub(crate) fn model_at(&self, i: usize) -> &Arc<dyn Model> {
         match i.checked_sub(1) {

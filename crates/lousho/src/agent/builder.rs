@@ -521,6 +521,13 @@ impl AgentBuilder {
             skills
         });
         check_source_names(&tools, &sources)?;
+        let prices = self
+            .prices
+            .map_or_else(crate::model::PriceTable::shared_builtin, Arc::new);
+        let model_prices = std::iter::once(&model)
+            .chain(&fallbacks)
+            .map(|m| prices.price(m.name()))
+            .collect();
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 name: self.name,
@@ -542,9 +549,8 @@ impl AgentBuilder {
                 hooks: self.hooks,
                 permissions,
                 approval_handler: self.approval_handler,
-                prices: self
-                    .prices
-                    .map_or_else(crate::model::PriceTable::shared_builtin, Arc::new),
+                model_prices,
+                prices,
                 record_content: self
                     .record_content
                     .unwrap_or_else(crate::telemetry::capture_content_from_env),

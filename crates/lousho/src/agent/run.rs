@@ -58,12 +58,8 @@ pub(crate) fn spawn(
             .or_else(|| inner.approval_handler.clone());
         let output = options.output.or_else(|| inner.output.clone());
         let budget = RunBudget::new(options.budget.or(inner.budget), options.session_budget);
-        let prices = (0..=inner.fallbacks.len())
-            .map(|i| inner.prices.price(inner.model_at(i).name()))
-            .collect();
         let run = Run {
             inner,
-            prices,
             state,
             cancel: cancel.clone(),
             tx: tx.clone(),
@@ -125,9 +121,6 @@ pub(crate) async fn ready_sources(inner: &AgentInner) -> Result<(), AgentError> 
 
 struct Run {
     inner: Arc<AgentInner>,
-    /// The price of each model of the list (by its number), looked up once
-    /// per run rather than on every turn.
-    prices: Box<[Option<Price>]>,
     state: ConversationState,
     cancel: CancellationToken,
     tx: mpsc::Sender<Result<AgentEvent, AgentError>>,
@@ -283,11 +276,6 @@ struct TurnOutput {
 }
 
 impl Run {
-    /// The price of the list's model number `model`.
-    fn price(&self, model: usize) -> Option<Price> {
-        self.prices.get(model).copied().flatten()
-    }
-
     async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
         // The receiver is gone: the caller dropped the stream, so stop.
         self.tx
@@ -407,7 +395,7 @@ impl Run {
                 .await?;
             run.count_request(
                 self.inner.model_at(out.model).name(),
-                self.price(out.model),
+                self.inner.model_price(out.model),
                 out.usage,
                 turn_tools.definition_tokens,
             );

@@ -71,7 +71,7 @@ impl Run {
             model.name(),
             request,
             self.inner.record_content,
-            self.price(index),
+            self.inner.model_price(index),
             stream,
         );
         let mut out = TurnOutput {

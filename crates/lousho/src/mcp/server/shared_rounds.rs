@@ -15,7 +15,7 @@
 use super::caller::Caller;
 use super::mrtr::{KEY, ParkedRuns, Round};
 use super::task_owners::may_see;
-use super::task_records::{POLL_INTERVAL, round_key as key};
+use super::task_records::{POLL_INTERVAL, round_key as key, write_record};
 use crate::session::{SessionStore, TaskRequest};
 use rmcp::model::{CallToolResult, InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
@@ -257,14 +257,6 @@ impl Watch {
         };
         let key = key(&self.handle);
         let owner = self.owner.as_deref();
-        let store = &self.rounds.store;
-        match store.task_write(&key, owner, &state, ended, KEEP).await {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!(target: "lousho::mcp", error = %e,
-                    "could not write a parked call to the session store");
-                false
-            }
-        }
+        write_record(&*self.rounds.store, &key, owner, &state, ended, KEEP).await
     }
 }

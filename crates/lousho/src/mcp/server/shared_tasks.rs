@@ -13,7 +13,7 @@
 
 use super::caller::Caller;
 use super::task_owners::may_see;
-use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL, is_round};
+use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL, is_round, write_record};
 use crate::session::{SessionStore, SharedTask, TaskRequest};
 use rmcp::model::{DetailedTask, ErrorData, GetTaskResult, InputResponses, TaskPayload};
 use rmcp::task_manager::TaskManager;
@@ -116,29 +116,37 @@ impl SharedTasks {
         id: &str,
         caller: Option<&Caller>,
         answers: InputResponses,
+        unknown: ErrorData,
     ) -> Result<(), ErrorData> {
         let answers = answers.into_iter().collect();
-        self.request(id, caller, TaskRequest::Answers(answers))
+        self.request(id, caller, TaskRequest::Answers(answers), unknown)
             .await
     }
 
     /// `tasks/cancel` of a task another replica runs: it cancels the task
     /// when it next looks (within [`POLL_INTERVAL`]).
-    pub(crate) async fn cancel(&self, id: &str, caller: Option<&Caller>) -> Result<(), ErrorData> {
-        self.request(id, caller, TaskRequest::Cancel).await
+    pub(crate) async fn cancel(
+        &self,
+        id: &str,
+        caller: Option<&Caller>,
+        unknown: ErrorData,
+    ) -> Result<(), ErrorData> {
+        self.request(id, caller, TaskRequest::Cancel, unknown).await
     }
 
+    /// Leaves `request` for task `id`'s replica; `unknown` (rmcp's error)
+    /// when `caller` may not see it or the store does not know it.
     async fn request(
         &self,
         id: &str,
         caller: Option<&Caller>,
         request: TaskRequest,
+        unknown: ErrorData,
     ) -> Result<(), ErrorData> {
-        let unknown = || ErrorData::invalid_params(format!("unknown task: {id}"), None);
-        self.record(id, caller, unknown()).await?;
+        self.record(id, caller, unknown.clone()).await?;
         match self.store.task_request(id, &request).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(unknown()),
+            Ok(false) => Err(unknown),
             Err(e) => Err(store_failed(&e)),
         }
     }
@@ -227,21 +235,11 @@ impl Mirror {
             return false;
         }
         let owner = self.owner.as_deref();
-        match self
-            .store
-            .task_write(&self.id, owner, &state, ended, KEEP)
-            .await
-        {
-            Ok(()) => {
-                self.last = state;
-                self.written = Instant::now();
-                ended
-            }
-            Err(e) => {
-                tracing::warn!(target: "lousho::mcp", task = %self.id, error = %e,
-                    "could not write a shared task to the session store");
-                false
-            }
+        if !write_record(&*self.store, &self.id, owner, &state, ended, KEEP).await {
+            return false;
         }
+        self.last = state;
+        self.written = Instant::now();
+        ended
     }
 }

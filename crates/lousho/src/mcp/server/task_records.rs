@@ -3,6 +3,8 @@
 //! clients and replicas look, how a task tells its copy in the store that
 //! it changed, and how a parked call's record is told from a task's.
 
+use crate::session::SessionStore;
+use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -27,6 +29,30 @@ pub(crate) fn is_round(id: &str) -> bool {
 }
 
 const ROUND_PREFIX: &str = "round/";
+
+/// Writes record `id` (a task's, or a parked call's) with `state` to
+/// `store`, kept for `keep`; `false` if the store failed (logged — without
+/// a parked call's key, which is its unguessable `requestState`).
+pub(crate) async fn write_record(
+    store: &dyn SessionStore,
+    id: &str,
+    owner: Option<&str>,
+    state: &Value,
+    ended: bool,
+    keep: Duration,
+) -> bool {
+    let Err(e) = store.task_write(id, owner, state, ended, keep).await else {
+        return true;
+    };
+    if is_round(id) {
+        tracing::warn!(target: "lousho::mcp", error = %e,
+            "could not write a parked call to the session store");
+    } else {
+        tracing::warn!(target: "lousho::mcp", task = %id, error = %e,
+            "could not write a shared task to the session store");
+    }
+    false
+}
 
 /// Tells a task's mirror that the task changed (its status message, a
 /// question) or that its run finished.

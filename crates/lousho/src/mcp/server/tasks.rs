@@ -143,12 +143,12 @@ impl ServedTasks {
         answers: InputResponses,
     ) -> Result<(), ErrorData> {
         self.owners.check(id, caller)?;
-        if self.manager.get_task(id).is_ok() {
-            return self.manager.update_task(id, answers);
-        }
-        match &self.shared {
-            Some(shared) => shared.update(id, caller, answers).await,
-            None => self.manager.update_task(id, answers),
+        // rmcp's only error here is an unknown task: perhaps another
+        // replica's, which the store knows.
+        let local = answers.iter().map(|(k, v)| (k.clone(), v.clone()));
+        match (self.manager.update_task(id, local), &self.shared) {
+            (Err(unknown), Some(shared)) => shared.update(id, caller, answers, unknown).await,
+            (here, _) => here,
         }
     }
 
@@ -156,12 +156,10 @@ impl ServedTasks {
     /// replica running it through the store.
     pub(crate) async fn cancel(&self, id: &str, caller: Option<&Caller>) -> Result<(), ErrorData> {
         self.owners.check(id, caller)?;
-        if self.manager.get_task(id).is_ok() {
-            return self.manager.cancel_task(id);
-        }
-        match &self.shared {
-            Some(shared) => shared.cancel(id, caller).await,
-            None => self.manager.cancel_task(id),
+        // As in `update`.
+        match (self.manager.cancel_task(id), &self.shared) {
+            (Err(unknown), Some(shared)) => shared.cancel(id, caller, unknown).await,
+            (here, _) => here,
         }
     }
 }

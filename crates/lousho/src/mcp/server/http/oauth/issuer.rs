@@ -126,27 +126,15 @@ pub(super) fn json(url: &Url, body: &[u8]) -> Result<serde_json::Value, FetchErr
 
 /// `pairs` as an `application/x-www-form-urlencoded` string.
 pub(super) fn form(pairs: &[(&str, &str)]) -> String {
-    let pairs: Vec<String> = pairs
-        .iter()
-        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
-        .collect();
-    pairs.join("&")
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
 }
 
 /// `s` by the `application/x-www-form-urlencoded` byte serializer (also what
 /// RFC 6749 §2.3.1 applies to client credentials before HTTP Basic).
 pub(super) fn form_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(char::from(b));
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// Where the issuer's metadata may be: RFC 8414's

@@ -244,9 +244,7 @@ impl ServerHandler for Fixture {
                 tokio::select! {
                     () = cx.ct.cancelled() => {
                         if let Ok(path) = std::env::var("FIXTURE_CANCEL_FILE") {
-                            use std::io::Write;
-                            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-                            writeln!(f, "cancelled").unwrap();
+                            append_line(&path, "cancelled");
                         }
                         Err(ErrorData::internal_error("cancelled", None))
                     }
@@ -385,17 +383,24 @@ pub async fn serve_http_at(fixture: Fixture, stateless: bool, addr: &str) -> Htt
     }
 }
 
+/// Appends `line` and a newline to the file at `path` in one `write` call, so
+/// that processes appending to one log at once never interleave their lines
+/// (`writeln!` on a `File` writes each formatted piece with its own call).
+pub fn append_line(path: &str, line: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(format!("{line}\n").as_bytes()).unwrap();
+}
+
 /// The stdio binary's entry: applies the behaviour switches, then serves.
 pub async fn run_stdio() {
     use rmcp::ServiceExt;
     if let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG") {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .unwrap();
-        writeln!(f, "serve {}", std::process::id()).unwrap();
+        append_line(&path, &format!("serve {}", std::process::id()));
     }
     if let (Ok(n), Ok(path)) = (
         std::env::var("FIXTURE_START_WHEN_SPAWNED"),

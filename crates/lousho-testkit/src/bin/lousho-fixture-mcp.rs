@@ -23,12 +23,7 @@ fn main() {
     if (mode == "launcher" || mode == "sleeper")
         && let Ok(path) = std::env::var("FIXTURE_SPAWN_LOG")
     {
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .unwrap();
-        writeln!(f, "{mode} {}", std::process::id()).unwrap();
+        lousho_testkit::mcp_fixture::append_line(&path, &format!("{mode} {}", std::process::id()));
     }
     match mode.as_str() {
         "launcher" => {

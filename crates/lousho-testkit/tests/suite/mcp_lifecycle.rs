@@ -111,9 +111,17 @@ async fn agent_ready_connects_every_server_in_parallel() {
         .ready()
         .await
         .expect("servers connected one after the other (each waits for all three to be spawned)");
-    assert_eq!(logged_pids(&log, "serve").len(), 3);
+    assert_eq!(
+        logged_pids(&log, "serve").len(),
+        3,
+        "spawn log: {:?}",
+        std::fs::read_to_string(&log)
+    );
     let tools = agent.tools().unwrap();
-    assert!(tools.contains("s0__echo") && tools.contains("s2__echo"));
+    assert!(
+        tools.contains("s0__echo") && tools.contains("s2__echo"),
+        "{tools:?}"
+    );
     agent.close().await;
 }
 

@@ -10,7 +10,7 @@
 //! `FIXTURE_BANNER` (print a non-JSON line to stdout first),
 //! `FIXTURE_STDERR` (write it to stderr on start), `FIXTURE_EXIT_UNLESS`
 //! (exit 1 unless that file exists), `FIXTURE_CANCEL_FILE` (the slow tool
-//! appends `cancelled` there when cancelled), `FIXTURE_GRANDCHILD=1` (spawn a
+//! appends `started` there when called and `cancelled` when cancelled), `FIXTURE_GRANDCHILD=1` (spawn a
 //! long-lived grandchild that ignores stdin), `FIXTURE_IGNORE_EOF=1` (keep
 //! running for an hour after stdin closes, like a server that ignores EOF),
 //! `FIXTURE_TOOLS_FILE` (list the tools of that JSON file — an array of MCP
@@ -241,6 +241,9 @@ impl ServerHandler for Fixture {
             "env" => text(std::env::var(string("name")).unwrap_or_else(|_| "<unset>".into())),
             "slow" => {
                 let ms = int("ms", 10_000);
+                if let Ok(path) = std::env::var("FIXTURE_CANCEL_FILE") {
+                    append_line(&path, "started");
+                }
                 tokio::select! {
                     () = cx.ct.cancelled() => {
                         if let Ok(path) = std::env::var("FIXTURE_CANCEL_FILE") {

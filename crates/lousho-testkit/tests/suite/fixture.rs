@@ -35,6 +35,16 @@ pub fn line_count(path: &std::path::Path) -> usize {
         .unwrap_or(0)
 }
 
+/// Waits until the file at `path` holds the line `line` (the event itself, not
+/// a guess at how long it takes); panics naming `what` after a generous 30 s.
+pub async fn wait_for_line(path: &std::path::Path, line: &str, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(path).is_ok_and(|s| s.lines().any(|l| l == line)) {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// Calls a tool outside an agent.
 pub async fn call(tool: &std::sync::Arc<dyn Tool>, input: serde_json::Value) -> ToolOutput {
     match tool.call(input, ToolContext::new("t")).await {

@@ -8,7 +8,8 @@
 //! transaction each) and whole runs of a scripted model and a no-op tool
 //! (median run time over the runs, divided by its 10 steps). PostgreSQL is
 //! the testkit's throwaway server (fsync off); SQLite a temp file (WAL,
-//! synchronous=NORMAL).
+//! synchronous=NORMAL). A last column: whole runs per second with 32 runs at
+//! once, each in its own session, as a served agent has them.
 
 #![allow(
     clippy::unwrap_used,
@@ -40,8 +41,13 @@ fn ms(d: Duration) -> String {
 }
 
 fn agent() -> Agent {
+    agent_for(RUNS)
+}
+
+/// An agent whose scripted model answers `runs` runs of [`STEPS`] steps.
+fn agent_for(runs: usize) -> Agent {
     let mut turns: Vec<ScriptedTurn> = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         for i in 0..TOOL_ROUNDS {
             turns.push(ScriptedTurn::tool_call("noop", json!({"i": i})));
         }
@@ -79,6 +85,35 @@ async fn runs(store: Option<Arc<dyn SessionStore>>) -> Duration {
         assert_eq!(reply.text, "done");
     }
     median(samples) / STEPS
+}
+
+/// Runs at once on one store, as a served agent has them.
+const AT_ONCE: usize = 32;
+/// Runs each of the [`AT_ONCE`] workers makes, one after the other.
+const RUNS_EACH: usize = 10;
+
+/// Journaled runs per second with [`AT_ONCE`] runs at once on `store`, each
+/// in its own session (whole runs of [`STEPS`] steps).
+async fn concurrent(store: &Arc<dyn SessionStore>, name: &str) -> f64 {
+    let start = Instant::now();
+    let workers = (0..AT_ONCE).map(|w| {
+        let store = store.clone();
+        let name = name.to_owned();
+        tokio::spawn(async move {
+            let agent = agent_for(RUNS_EACH);
+            for r in 0..RUNS_EACH {
+                let session = agent
+                    .open_session(store.clone(), format!("{name}-{w}-{r}"))
+                    .await
+                    .unwrap();
+                assert_eq!(session.send("go").await.unwrap().text, "done");
+            }
+        })
+    });
+    for w in futures::future::join_all(workers).await {
+        w.unwrap();
+    }
+    (AT_ONCE * RUNS_EACH) as f64 / start.elapsed().as_secs_f64()
 }
 
 /// Median of single `journal_step` calls (each its own transaction).
@@ -120,14 +155,15 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let mut rows: Vec<(&str, Option<Duration>, Duration)> = Vec::new();
+    let mut rows: Vec<(&str, Option<Duration>, Duration, f64)> = Vec::new();
     rt.block_on(async {
-        rows.push(("none (in-memory session)", None, runs(None).await));
+        rows.push(("none (in-memory session)", None, runs(None).await, f64::NAN));
         let memory: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
         rows.push((
             "memory",
             Some(steps(&memory).await),
-            runs(Some(memory)).await,
+            runs(Some(memory.clone())).await,
+            concurrent(&memory, "memory").await,
         ));
         #[cfg(feature = "sqlite")]
         {
@@ -137,27 +173,50 @@ fn main() {
                     .await
                     .unwrap(),
             );
-            rows.push(("sqlite", Some(steps(&store).await), runs(Some(store)).await));
+            rows.push((
+                "sqlite",
+                Some(steps(&store).await),
+                runs(Some(store.clone())).await,
+                concurrent(&store, "sqlite").await,
+            ));
         }
         #[cfg(feature = "postgres")]
         if let Some(server) = lousho_testkit::postgres::PgServer::shared() {
-            let url = server.create_database();
-            let store: Arc<dyn SessionStore> =
-                Arc::new(lousho::session::PostgresStore::connect(&url).await.unwrap());
-            rows.push((
-                "postgres",
-                Some(steps(&store).await),
-                runs(Some(store)).await,
-            ));
+            // The default pool, and one connection (as the store had before
+            // its pool): side by side in one run.
+            for (name, pool) in [
+                ("postgres", lousho::session::DEFAULT_POSTGRES_POOL),
+                ("postgres, 1 connection", 1),
+            ] {
+                let url = server.create_database();
+                let store: Arc<dyn SessionStore> = Arc::new(
+                    lousho::session::PostgresStore::connect_pooled(&url, pool)
+                        .await
+                        .unwrap(),
+                );
+                rows.push((
+                    name,
+                    Some(steps(&store).await),
+                    runs(Some(store.clone())).await,
+                    concurrent(&store, "postgres").await,
+                ));
+            }
         }
     });
-    println!("| store | journal_step median (ms) | run time per step, median (ms) |");
-    println!("| --- | ---: | ---: |");
-    for (store, step, per_step) in &rows {
+    println!(
+        "| store | journal_step median (ms) | run time per step, median (ms) | runs/s, {AT_ONCE} at once |"
+    );
+    println!("| --- | ---: | ---: | ---: |");
+    for (store, step, per_step, per_sec) in &rows {
         println!(
-            "| {store} | {} | {} |",
+            "| {store} | {} | {} | {} |",
             step.map_or_else(|| "—".to_owned(), ms),
-            ms(*per_step)
+            ms(*per_step),
+            if per_sec.is_nan() {
+                "—".to_owned()
+            } else {
+                format!("{per_sec:.0}")
+            }
         );
     }
 }

@@ -57,7 +57,7 @@ pub use journal::{JournalStart, JournalStatus, JournalStep, JournaledRun, RunSum
 pub use lease::{DEFAULT_LEASE_TTL, DEFAULT_LEASE_WAIT, LeaseSettings, LeaseState};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::PostgresStore;
+pub use postgres::{DEFAULT_POSTGRES_POOL, PostgresStore};
 pub use shared_task::{SharedTask, TaskRequest, TaskRequests};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -7,8 +7,10 @@ use super::{
     SessionStore, SharedTask, StoreError, StoredSession, TaskRequest, TaskRequests, WindowCount,
 };
 use crate::model::Message;
+use deadpool_postgres::{
+    ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod,
+};
 use std::time::Duration;
-use tokio::sync::Mutex;
 use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
 
 mod journal;
@@ -95,96 +97,112 @@ const MIGRATIONS: &[&str] = &[
 /// (replicas of a served agent) share one database. Tables are prefixed
 /// `lousho_`.
 ///
-/// One connection, opened by [`connect`](PostgresStore::connect) and opened
-/// again on the next call if it was lost; calls on one store take turns.
+/// A pool of connections, opened as calls need them (up to
+/// [`DEFAULT_POSTGRES_POOL`], or the pool size given to
+/// [`connect_pooled`](PostgresStore::connect_pooled)), so concurrent runs do not
+/// take turns on one connection; a lost connection is replaced on the next
+/// call. Each connection prepares the statements of the frequent calls once.
 /// Plain TCP or a Unix socket (no TLS: use a local socket, a private
 /// network or a TLS-terminating proxy).
-#[derive(Debug)]
 pub struct PostgresStore {
-    config: Config,
-    conn: Mutex<Option<Conn>>,
+    pool: Pool,
 }
 
-#[derive(Debug)]
-struct Conn {
-    client: Client,
-    load_session: Statement,
-    load_messages: Statement,
-    bump_version: Statement,
-    insert_messages: Statement,
-    insert_step: Statement,
-    touch_run: Statement,
+/// How many connections a [`PostgresStore`] opens at most (its pool size),
+/// unless told otherwise ([`PostgresStore::connect_pooled`]): enough for the runs of a
+/// replica to commit their steps side by side, few enough that a handful of
+/// replicas stay well under PostgreSQL's default `max_connections` (100).
+pub const DEFAULT_POSTGRES_POOL: usize = 8;
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("PostgresStore")
+            .field("pool_size", &status.max_size)
+            .field("open", &status.size)
+            .finish_non_exhaustive()
+    }
 }
 
 fn db(e: tokio_postgres::Error) -> StoreError {
     StoreError::backend(BACKEND, e)
 }
 
-impl PostgresStore {
-    /// Connects to the database named by `conn` (a `postgres://` URL or
-    /// libpq `key=value` pairs) and brings its schema up to date.
-    pub async fn connect(conn: &str) -> Result<Self, StoreError> {
-        let config: Config = conn.parse().map_err(db)?;
-        let opened = open(&config).await?;
-        Ok(Self {
-            config,
-            conn: Mutex::new(Some(opened)),
-        })
-    }
-
-    /// The connection, opened again if it was lost.
-    async fn conn(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Conn>>, StoreError> {
-        let mut guard = self.conn.lock().await;
-        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
-            *guard = None;
-            *guard = Some(open(&self.config).await?);
-        }
-        Ok(guard)
+fn pooled(e: PoolError) -> StoreError {
+    match e {
+        PoolError::Backend(e) => db(e),
+        other => StoreError::backend(BACKEND, other),
     }
 }
 
-async fn open(config: &Config) -> Result<Conn, StoreError> {
-    let (mut client, connection) = config.connect(NoTls).await.map_err(db)?;
-    // The connection task ends when the client is dropped.
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::warn!(target: "lousho::session", error = %e, "PostgreSQL connection closed");
-        }
-    });
-    migrate(&mut client).await?;
-    Ok(Conn {
-        load_session: client
-            .prepare("SELECT version, created_at, updated_at FROM lousho_sessions WHERE id = $1")
-            .await
-            .map_err(db)?,
-        load_messages: client
-            .prepare("SELECT seq, body FROM lousho_messages WHERE session_id = $1 ORDER BY seq")
-            .await
-            .map_err(db)?,
-        bump_version: client
-            .prepare(
-                "UPDATE lousho_sessions SET version = $2, updated_at = $3
-                 WHERE id = $1 AND version = $4",
-            )
-            .await
-            .map_err(db)?,
-        insert_messages: client
-            .prepare(
-                "INSERT INTO lousho_messages (session_id, seq, body)
-                 SELECT $1, s, b FROM unnest($2::bigint[], $3::text[]) AS m(s, b)",
-            )
-            .await
-            .map_err(db)?,
-        insert_step: client
-            .prepare("INSERT INTO lousho_run_steps (run_id, seq, body) VALUES ($1, $2, $3)")
-            .await
-            .map_err(db)?,
-        touch_run: client
-            .prepare("UPDATE lousho_runs SET updated_at = $2 WHERE id = $1")
-            .await
-            .map_err(db)?,
-        client,
-    })
+impl PostgresStore {
+    /// Connects to the database named by `conn` (a `postgres://` URL or
+    /// libpq `key=value` pairs) and brings its schema up to date; opens up
+    /// to [`DEFAULT_POSTGRES_POOL`] connections as calls need them.
+    pub async fn connect(conn: &str) -> Result<Self, StoreError> {
+        Self::connect_pooled(conn, DEFAULT_POSTGRES_POOL).await
+    }
+
+    /// [`connect`](Self::connect), opening at most `pool_size` connections
+    /// (at least one).
+    pub async fn connect_pooled(conn: &str, pool_size: usize) -> Result<Self, StoreError> {
+        let config: Config = conn.parse().map_err(db)?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size.max(1))
+            .build()
+            .map_err(|e| StoreError::backend(BACKEND, e))?;
+        let store = Self { pool };
+        let mut client = store.client().await?;
+        migrate(&mut client).await?;
+        drop(client);
+        Ok(store)
+    }
+
+    /// A connection of the pool: a free one, a new one while there are
+    /// fewer than the maximum, else the first one given back.
+    async fn client(&self) -> Result<Object, StoreError> {
+        self.pool.get().await.map_err(pooled)
+    }
+}
+
+/// The statements of an append (a run's end or [`SessionStore::append`]),
+/// prepared once per connection.
+struct AppendStatements {
+    load_session: Statement,
+    bump_version: Statement,
+    insert_messages: Statement,
+}
+
+const LOAD_SESSION: &str =
+    "SELECT version, created_at, updated_at FROM lousho_sessions WHERE id = $1";
+
+impl AppendStatements {
+    async fn prepare(client: &ClientWrapper) -> Result<Self, StoreError> {
+        Ok(Self {
+            load_session: client.prepare_cached(LOAD_SESSION).await.map_err(db)?,
+            bump_version: client
+                .prepare_cached(
+                    "UPDATE lousho_sessions SET version = $2, updated_at = $3
+                     WHERE id = $1 AND version = $4",
+                )
+                .await
+                .map_err(db)?,
+            insert_messages: client
+                .prepare_cached(
+                    "INSERT INTO lousho_messages (session_id, seq, body)
+                     SELECT $1, s, b FROM unnest($2::bigint[], $3::text[]) AS m(s, b)",
+                )
+                .await
+                .map_err(db)?,
+        })
+    }
 }
 
 /// Applies the missing migrations in one transaction, under an advisory
@@ -228,9 +246,7 @@ async fn migrate(client: &mut Client) -> Result<(), StoreError> {
 /// loser sees the new version and changes nothing.
 async fn append_in(
     tx: &Transaction<'_>,
-    load_session: &Statement,
-    bump_version: &Statement,
-    insert_messages: &Statement,
+    statements: &AppendStatements,
     session: &str,
     expected_version: u64,
     bodies: &[String],
@@ -240,13 +256,16 @@ async fn append_in(
     let seqs: Vec<i64> = (expected..version).collect();
     let n = tx
         .execute(
-            bump_version,
+            &statements.bump_version,
             &[&session, &version, &now_millis(), &expected],
         )
         .await
         .map_err(db)?;
     if n == 0 {
-        let found = tx.query_opt(load_session, &[&session]).await.map_err(db)?;
+        let found = tx
+            .query_opt(&statements.load_session, &[&session])
+            .await
+            .map_err(db)?;
         return Err(match found {
             None => StoreError::NotFound {
                 session: session.to_owned(),
@@ -259,7 +278,7 @@ async fn append_in(
         });
     }
     if !bodies.is_empty() {
-        tx.execute(insert_messages, &[&session, &seqs, &bodies])
+        tx.execute(&statements.insert_messages, &[&session, &seqs, &bodies])
             .await
             .map_err(db)?;
     }
@@ -270,11 +289,9 @@ async fn append_in(
 impl SessionStore for PostgresStore {
     async fn create(&self, session: &str) -> Result<SessionInfo, StoreError> {
         check_id("session id", session)?;
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
+        let conn = self.client().await?;
         let now = now_millis();
         let n = conn
-            .client
             .execute(
                 "INSERT INTO lousho_sessions (id, version, created_at, updated_at)
                  VALUES ($1, 0, $2, $2) ON CONFLICT (id) DO NOTHING",
@@ -291,29 +308,27 @@ impl SessionStore for PostgresStore {
     }
 
     async fn load(&self, session: &str) -> Result<Option<StoredSession>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
+        let mut conn = self.client().await?;
         // One snapshot: the version and the messages agree.
+        let load_session = conn.prepare_cached(LOAD_SESSION).await.map_err(db)?;
+        let load_messages = conn
+            .prepare_cached(
+                "SELECT seq, body FROM lousho_messages WHERE session_id = $1 ORDER BY seq",
+            )
+            .await
+            .map_err(db)?;
         let tx = conn
-            .client
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()
             .await
             .map_err(db)?;
-        let Some(row) = tx
-            .query_opt(&conn.load_session, &[&session])
-            .await
-            .map_err(db)?
-        else {
+        let Some(row) = tx.query_opt(&load_session, &[&session]).await.map_err(db)? else {
             return Ok(None);
         };
         let info = SessionInfo::from_millis(session.to_owned(), row.get(0), row.get(1), row.get(2));
-        let rows = tx
-            .query(&conn.load_messages, &[&session])
-            .await
-            .map_err(db)?;
+        let rows = tx.query(&load_messages, &[&session]).await.map_err(db)?;
         tx.commit().await.map_err(db)?;
         let messages = rows
             .iter()
@@ -329,28 +344,17 @@ impl SessionStore for PostgresStore {
         messages: &[Message],
     ) -> Result<u64, StoreError> {
         let bodies: Vec<String> = messages.iter().map(encode_message).collect();
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        let tx = conn.client.transaction().await.map_err(db)?;
-        let version = append_in(
-            &tx,
-            &conn.load_session,
-            &conn.bump_version,
-            &conn.insert_messages,
-            session,
-            expected_version,
-            &bodies,
-        )
-        .await?;
+        let mut conn = self.client().await?;
+        let statements = AppendStatements::prepare(&conn).await?;
+        let tx = conn.transaction().await.map_err(db)?;
+        let version = append_in(&tx, &statements, session, expected_version, &bodies).await?;
         tx.commit().await.map_err(db)?;
         Ok(version)
     }
 
     async fn list(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
+        let conn = self.client().await?;
         let rows = conn
-            .client
             .query(
                 "SELECT id, version, created_at, updated_at FROM lousho_sessions
                  ORDER BY updated_at DESC, id",
@@ -365,9 +369,8 @@ impl SessionStore for PostgresStore {
     }
 
     async fn delete(&self, session: &str) -> Result<bool, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        let tx = conn.client.transaction().await.map_err(db)?;
+        let mut conn = self.client().await?;
+        let tx = conn.transaction().await.map_err(db)?;
         tx.execute(
             "DELETE FROM lousho_messages WHERE session_id = $1",
             &[&session],
@@ -398,26 +401,22 @@ impl SessionStore for PostgresStore {
     async fn save_run(&self, id: &str, run: &PausedRun) -> Result<(), StoreError> {
         check_id("run id", id)?;
         let (state, context) = encode_run(run)?;
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        conn.client
-            .execute(
-                "INSERT INTO lousho_paused_runs (id, session_id, state, context, created_at)
+        let conn = self.client().await?;
+        conn.execute(
+            "INSERT INTO lousho_paused_runs (id, session_id, state, context, created_at)
                  VALUES ($1, $2, $3, $4, $5)
                  ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id,
                    state = excluded.state, context = excluded.context",
-                &[&id, &run.session, &state, &context, &now_millis()],
-            )
-            .await
-            .map_err(db)?;
+            &[&id, &run.session, &state, &context, &now_millis()],
+        )
+        .await
+        .map_err(db)?;
         Ok(())
     }
 
     async fn load_run(&self, id: &str) -> Result<Option<PausedRun>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
+        let conn = self.client().await?;
         let row = conn
-            .client
             .query_opt(
                 "SELECT session_id, state, context FROM lousho_paused_runs WHERE id = $1",
                 &[&id],
@@ -429,10 +428,8 @@ impl SessionStore for PostgresStore {
     }
 
     async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
+        let conn = self.client().await?;
         let n = conn
-            .client
             .execute("DELETE FROM lousho_paused_runs WHERE id = $1", &[&id])
             .await
             .map_err(db)?;
@@ -446,9 +443,8 @@ impl SessionStore for PostgresStore {
         ttl: Duration,
     ) -> Result<LeaseState, StoreError> {
         check_id("session id", session)?;
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        lease::acquire(&conn.client, session, holder, ttl).await
+        let conn = self.client().await?;
+        lease::acquire(&conn, session, holder, ttl).await
     }
 
     async fn renew_lease(
@@ -457,15 +453,13 @@ impl SessionStore for PostgresStore {
         holder: &str,
         ttl: Duration,
     ) -> Result<bool, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        lease::renew(&conn.client, session, holder, ttl).await
+        let conn = self.client().await?;
+        lease::renew(&conn, session, holder, ttl).await
     }
 
     async fn release_lease(&self, session: &str, holder: &str) -> Result<(), StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        lease::release(&conn.client, session, holder).await
+        let conn = self.client().await?;
+        lease::release(&conn, session, holder).await
     }
 
     async fn count_in_window(
@@ -475,9 +469,8 @@ impl SessionStore for PostgresStore {
         amount: u64,
         limit: u64,
     ) -> Result<Option<WindowCount>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        window::count(&conn.client, key, window, amount, limit)
+        let conn = self.client().await?;
+        window::count(&conn, key, window, amount, limit)
             .await
             .map(Some)
     }
@@ -492,34 +485,29 @@ impl SessionStore for PostgresStore {
     ) -> Result<(), StoreError> {
         check_id("task id", task)?;
         let state = state.to_string();
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        shared_task::write(&conn.client, task, owner, &state, ended, keep).await
+        let conn = self.client().await?;
+        shared_task::write(&conn, task, owner, &state, ended, keep).await
     }
 
     async fn task_read(&self, task: &str) -> Result<Option<SharedTask>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        shared_task::read(&conn.client, task).await
+        let conn = self.client().await?;
+        shared_task::read(&conn, task).await
     }
 
     async fn task_request(&self, task: &str, request: &TaskRequest) -> Result<bool, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        shared_task::request(&conn.client, task, request).await
+        let conn = self.client().await?;
+        shared_task::request(&conn, task, request).await
     }
 
     async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        shared_task::take(&conn.client, task).await
+        let conn = self.client().await?;
+        shared_task::take(&conn, task).await
     }
 
     async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
         check_id("run id", &start.run)?;
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::begin(&conn.client, start).await
+        let conn = self.client().await?;
+        journal::begin(&conn, start).await
     }
 
     async fn journal_step(
@@ -529,9 +517,8 @@ impl SessionStore for PostgresStore {
         step: &JournalStep,
     ) -> Result<(), StoreError> {
         let body = encode_step(step)?;
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::step(conn, run, seq, &body).await
+        let mut conn = self.client().await?;
+        journal::step(&mut conn, run, seq, &body).await
     }
 
     async fn journal_complete(
@@ -542,39 +529,27 @@ impl SessionStore for PostgresStore {
         messages: &[Message],
     ) -> Result<u64, StoreError> {
         let bodies: Vec<String> = messages.iter().map(encode_message).collect();
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::complete(conn, run, session, expected_version, &bodies).await
+        let mut conn = self.client().await?;
+        journal::complete(&mut conn, run, session, expected_version, &bodies).await
     }
 
     async fn journal_interrupt(&self, run: &str) -> Result<(), StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::interrupt(&conn.client, run).await
+        let conn = self.client().await?;
+        journal::interrupt(&conn, run).await
     }
 
     async fn journal_delete(&self, run: &str) -> Result<bool, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::delete(&mut conn.client, run).await
+        let mut conn = self.client().await?;
+        journal::delete(&mut conn, run).await
     }
 
     async fn journal_load(&self, run: &str) -> Result<Option<JournaledRun>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::load(&mut conn.client, run).await
+        let mut conn = self.client().await?;
+        journal::load(&mut conn, run).await
     }
 
     async fn journal_list(&self, session: Option<&str>) -> Result<Vec<RunSummary>, StoreError> {
-        let mut guard = self.conn().await?;
-        let conn = guard.as_mut().ok_or_else(not_open)?;
-        journal::list(&conn.client, session).await
-    }
-}
-
-fn not_open() -> StoreError {
-    StoreError::Backend {
-        backend: BACKEND,
-        source: "the connection is not open".into(),
+        let conn = self.client().await?;
+        journal::list(&conn, session).await
     }
 }

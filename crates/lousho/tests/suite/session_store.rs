@@ -731,3 +731,81 @@ async fn a_paused_turn_of_a_stored_session_is_resumed_from_the_store(store: Stor
     assert_eq!(loaded.messages[0], Message::user("delete a"));
     assert_eq!(loaded.messages[3], Message::assistant("Deleted."));
 }
+
+/// The PostgreSQL store's pool: a call waiting on the database (here for a
+/// row another client holds) does not hold up the store's other calls, as it
+/// did when the store had one connection for all of them.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_call_waiting_on_a_lock_does_not_hold_up_the_others() {
+    let Some(server) = lousho_testkit::postgres::PgServer::shared() else {
+        return;
+    };
+    let url = server.create_database();
+    let store: Store = Arc::new(lousho::session::PostgresStore::connect(&url).await.unwrap());
+    store
+        .task_write(
+            "t",
+            None,
+            &json!({"status": "working"}),
+            false,
+            Duration::from_secs(600),
+        )
+        .await
+        .unwrap();
+    store.create("s").await.unwrap();
+    // Another client holds the task's row.
+    let (mut raw, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let tx = raw.transaction().await.unwrap();
+    tx.execute("SELECT 1 FROM lousho_tasks WHERE id = 't' FOR UPDATE", &[])
+        .await
+        .unwrap();
+    // A cancel for the task waits for the row, on one of the store's connections.
+    let blocked = tokio::spawn({
+        let store = store.clone();
+        async move { store.task_request("t", &TaskRequest::Cancel).await }
+    });
+    let (watch, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let waiting: i64 = watch
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting == 1 {
+            break;
+        }
+        assert!(!blocked.is_finished(), "{:?}", blocked.await);
+        assert!(
+            Instant::now() < deadline,
+            "the cancel never waited for the row"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Meanwhile the store's other calls go on (the bound only keeps a
+    // regression from hanging the suite: with one connection they wait for
+    // the row's holder, which waits for them).
+    let other = async {
+        store.append("s", 0, &[Message::user("hi")]).await.unwrap();
+        store.load("s").await.unwrap().unwrap()
+    };
+    let loaded = tokio::time::timeout(Duration::from_secs(60), other)
+        .await
+        .expect("the store's other calls waited behind the blocked one");
+    assert_eq!(loaded.messages.len(), 1);
+    assert!(!blocked.is_finished());
+    tx.commit().await.unwrap();
+    assert!(blocked.await.unwrap().unwrap());
+    assert!(store.task_take_requests("t").await.unwrap().cancel);
+}

@@ -1,12 +1,13 @@
 //! The step journal in PostgreSQL (`lousho_runs`, `lousho_run_steps`).
 
 use super::lease::NOW_MS;
-use super::{Conn, append_in, db};
+use super::{AppendStatements, append_in, db};
 use crate::session::StoreError;
 use crate::session::journal::{
     JournalStart, JournalStatus, JournaledRun, RunSummary, decode_input, decode_step, encode_input,
 };
 use crate::session::store::{from_unix_millis, now_millis};
+use deadpool_postgres::Object;
 use tokio_postgres::Client;
 
 /// Starts a run's journal, or hands an existing one to a new holder.
@@ -37,16 +38,24 @@ pub(super) async fn begin(client: &Client, start: &JournalStart) -> Result<(), S
 
 /// Commits one step (one transaction: the step and the run's time).
 pub(super) async fn step(
-    conn: &mut Conn,
+    conn: &mut Object,
     run: &str,
     seq: u64,
     body: &str,
 ) -> Result<(), StoreError> {
-    let tx = conn.client.transaction().await.map_err(db)?;
-    tx.execute(&conn.insert_step, &[&run, &(seq as i64), &body])
+    let insert_step = conn
+        .prepare_cached("INSERT INTO lousho_run_steps (run_id, seq, body) VALUES ($1, $2, $3)")
         .await
         .map_err(db)?;
-    tx.execute(&conn.touch_run, &[&run, &now_millis()])
+    let touch_run = conn
+        .prepare_cached("UPDATE lousho_runs SET updated_at = $2 WHERE id = $1")
+        .await
+        .map_err(db)?;
+    let tx = conn.transaction().await.map_err(db)?;
+    tx.execute(&insert_step, &[&run, &(seq as i64), &body])
+        .await
+        .map_err(db)?;
+    tx.execute(&touch_run, &[&run, &now_millis()])
         .await
         .map_err(db)?;
     tx.commit().await.map_err(db)
@@ -55,23 +64,15 @@ pub(super) async fn step(
 /// Appends the completed run's messages and removes its journal, in one
 /// transaction.
 pub(super) async fn complete(
-    conn: &mut Conn,
+    conn: &mut Object,
     run: &str,
     session: &str,
     expected: u64,
     bodies: &[String],
 ) -> Result<u64, StoreError> {
-    let tx = conn.client.transaction().await.map_err(db)?;
-    let version = append_in(
-        &tx,
-        &conn.load_session,
-        &conn.bump_version,
-        &conn.insert_messages,
-        session,
-        expected,
-        bodies,
-    )
-    .await?;
+    let statements = AppendStatements::prepare(conn).await?;
+    let tx = conn.transaction().await.map_err(db)?;
+    let version = append_in(&tx, &statements, session, expected, bodies).await?;
     delete_in(&tx, run).await?;
     tx.commit().await.map_err(db)?;
     Ok(version)

@@ -161,7 +161,7 @@ fn stops_cleanly(args: &[&str], call_in_flight: bool, signal: &str, code: Option
             "{args:?}: the supervised lousho {inner:?} did not exit"
         );
     }
-    let gone = wait_until(Duration::from_secs(2), || group_members(pgid).is_empty());
+    let gone = wait_until(Duration::from_secs(10), || group_members(pgid).is_empty());
     let left = group_members(pgid);
     if !gone {
         let _ = std::process::Command::new("kill")

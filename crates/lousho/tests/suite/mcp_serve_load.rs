@@ -312,6 +312,7 @@ async fn closing_with_idle_and_silent_connections_is_prompt() {
     let started = std::time::Instant::now();
     server.close().await.unwrap();
     let took = started.elapsed();
-    // The grace for calls in flight is 5 s; with none, closing does not wait.
-    assert!(took < Duration::from_secs(2), "closing took {took:?}");
+    // The grace for calls in flight is 5 s; with none, closing does not wait
+    // for it (the bound leaves room for a loaded machine, not for the grace).
+    assert!(took < Duration::from_secs(4), "closing took {took:?}");
 }

@@ -22,6 +22,7 @@ mod options;
 mod peer_channel;
 pub(crate) mod prompts;
 mod recover_id;
+mod request_sweep;
 mod resource_server;
 mod resources;
 mod result;

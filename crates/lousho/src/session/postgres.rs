@@ -504,6 +504,17 @@ impl SessionStore for PostgresStore {
         shared_task::take(&conn, task).await
     }
 
+    async fn task_take_requests_of(
+        &self,
+        tasks: &[String],
+    ) -> Result<Vec<(String, TaskRequests)>, StoreError> {
+        if tasks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.client().await?;
+        shared_task::take_of(&conn, tasks).await
+    }
+
     async fn journal_begin(&self, start: &JournalStart) -> Result<(), StoreError> {
         check_id("run id", &start.run)?;
         let conn = self.client().await?;

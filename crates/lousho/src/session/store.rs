@@ -221,6 +221,26 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
         Ok(TaskRequests::default())
     }
 
+    /// What other replicas asked of each of `tasks`, in one go: the tasks
+    /// with something asked (a cancel, or answers not taken yet, which are
+    /// taken), each with what. A replica reads for all its running tasks
+    /// and parked calls at once with this, every 500 ms. The default asks
+    /// [`task_take_requests`](SessionStore::task_take_requests) for each;
+    /// a store over a network answers in one round trip instead.
+    async fn task_take_requests_of(
+        &self,
+        tasks: &[String],
+    ) -> Result<Vec<(String, TaskRequests)>, StoreError> {
+        let mut asked = Vec::new();
+        for task in tasks {
+            let requests = self.task_take_requests(task).await?;
+            if requests.cancel || !requests.answers.is_empty() {
+                asked.push((task.clone(), requests));
+            }
+        }
+        Ok(asked)
+    }
+
     /// Loads a session, creating it empty if it does not exist (two callers
     /// racing to create it both end with the one session).
     async fn open(&self, session: &str) -> Result<StoredSession, StoreError> {

@@ -9,6 +9,7 @@ use lousho::model::testing::{ScriptedModel, ScriptedTurn};
 use lousho::model::{Message, ToolCall, ToolResult};
 use lousho::session::{
     LeaseSettings, LeaseState, MemoryStore, PausedRun, SessionStore, StoreError, TaskRequest,
+    TaskRequests,
 };
 use lousho::tool::DefinedTool;
 use lousho::{Agent, AgentEvent, RunState, ToolOutput};
@@ -49,6 +50,7 @@ macro_rules! behaviour_suite {
                 a_paused_turn_of_a_stored_session_is_resumed_from_the_store,
                 counters_count_to_their_limit_in_a_window_then_start_again,
                 shared_tasks_are_written_read_asked_and_taken,
+                the_requests_of_many_tasks_are_taken_in_one_call,
             );
         }
     };
@@ -808,4 +810,67 @@ async fn a_postgres_call_waiting_on_a_lock_does_not_hold_up_the_others() {
     tx.commit().await.unwrap();
     assert!(blocked.await.unwrap().unwrap());
     assert!(store.task_take_requests("t").await.unwrap().cancel);
+}
+
+async fn the_requests_of_many_tasks_are_taken_in_one_call(store: Store) {
+    let long = Duration::from_secs(600);
+    let ids: Vec<String> = (0..50).map(|i| format!("many-{i}")).collect();
+    for id in &ids {
+        store
+            .task_write(id, None, &json!({"status": "working"}), false, long)
+            .await
+            .unwrap();
+    }
+    assert!(store.task_take_requests_of(&ids).await.unwrap().is_empty());
+    let mut answers = serde_json::Map::new();
+    answers.insert("q".to_owned(), json!("yes"));
+    store
+        .task_request("many-3", &TaskRequest::Answers(answers.clone()))
+        .await
+        .unwrap();
+    store
+        .task_request("many-40", &TaskRequest::Cancel)
+        .await
+        .unwrap();
+    store
+        .task_request("many-41", &TaskRequest::Cancel)
+        .await
+        .unwrap();
+    store
+        .task_request("many-41", &TaskRequest::Answers(answers.clone()))
+        .await
+        .unwrap();
+    // Unknown ids are no error; they have nothing asked.
+    let mut asking = ids.clone();
+    asking.push("unknown".to_owned());
+    let mut asked = store.task_take_requests_of(&asking).await.unwrap();
+    asked.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        asked,
+        [
+            (
+                "many-3".to_owned(),
+                TaskRequests::new(false, answers.clone())
+            ),
+            (
+                "many-40".to_owned(),
+                TaskRequests::new(true, Default::default())
+            ),
+            ("many-41".to_owned(), TaskRequests::new(true, answers)),
+        ]
+    );
+    // Answers are taken; a cancel stays asked.
+    let again = store.task_take_requests_of(&ids).await.unwrap();
+    let mut again: Vec<_> = again
+        .into_iter()
+        .map(|(id, r)| (id, r.cancel, r.answers.len()))
+        .collect();
+    again.sort();
+    assert_eq!(
+        again,
+        [
+            ("many-40".to_owned(), true, 0),
+            ("many-41".to_owned(), true, 0)
+        ]
+    );
 }

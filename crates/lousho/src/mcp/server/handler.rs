@@ -122,10 +122,16 @@ impl LoushoServer {
             #[cfg(feature = "builtin")]
             skills,
         } = served;
-        let tasks = tasks::ServedTasks::new(store.clone(), lease.ttl);
+        // One sweep of the store for what other replicas asked of this
+        // one's tasks and parked calls.
+        let sweep = store
+            .clone()
+            .map(|store| super::request_sweep::RequestSweep::start(store, &shutdown));
+        let tasks = tasks::ServedTasks::new(store.clone(), lease.ttl, sweep.clone());
         let shared_rounds = store
             .clone()
-            .map(|store| super::shared_rounds::SharedRounds::new(store, lease.ttl));
+            .zip(sweep)
+            .map(|(store, sweep)| super::shared_rounds::SharedRounds::new(store, lease.ttl, sweep));
         Self {
             inner: Arc::new(Inner {
                 agent,

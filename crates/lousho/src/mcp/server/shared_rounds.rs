@@ -6,14 +6,16 @@
 //! to the store under its `requestState` (with the tasks: one record kind,
 //! see [`SessionStore::task_write`](crate::session::SessionStore::task_write)),
 //! and its replica watches the record. A retry reaching another replica
-//! leaves its answer there and waits; the parked call's replica takes the
-//! answer (within [`POLL_INTERVAL`]), hands it to the call, and writes what
+//! leaves its answer there and waits; the parked call's replica finds the
+//! answer (its [`RequestSweep`] looks for all parked calls at once every
+//! [`POLL_INTERVAL`]), hands it to the call, and writes what
 //! the call does next — its next question (parked and shared in turn), its
 //! result, or its cancellation — which the waiting replica answers the
 //! retry with.
 
 use super::caller::Caller;
 use super::mrtr::{KEY, ParkedRuns, Round};
+use super::request_sweep::{Asked, RequestSweep};
 use super::task_owners::may_see;
 use super::task_records::{POLL_INTERVAL, round_key as key, write_record};
 use crate::session::{SessionStore, TaskRequest};
@@ -64,11 +66,21 @@ pub(crate) struct SharedRounds {
     store: Arc<dyn SessionStore>,
     /// A parked call's replica not heard from for this long is gone.
     stale_after: Duration,
+    /// The retries other replicas left, found for all parked calls at once.
+    sweep: RequestSweep,
 }
 
 impl SharedRounds {
-    pub(crate) fn new(store: Arc<dyn SessionStore>, stale_after: Duration) -> Self {
-        Self { store, stale_after }
+    pub(crate) fn new(
+        store: Arc<dyn SessionStore>,
+        stale_after: Duration,
+        sweep: RequestSweep,
+    ) -> Self {
+        Self {
+            store,
+            stale_after,
+            sweep,
+        }
     }
 
     /// `round` parked its call (when it asks a question): writes it to the
@@ -88,6 +100,7 @@ impl SharedRounds {
             return;
         };
         let watch = Watch {
+            asked: self.sweep.watch(&key(&handle)),
             rounds: self.clone(),
             parked: parked.clone(),
             handle,
@@ -154,6 +167,8 @@ impl SharedRounds {
 /// A call of this process parked under `handle`, watched for a retry that
 /// reached another replica.
 struct Watch {
+    /// What the sweep finds left for the call: a retry's answer, a cancel.
+    asked: Asked,
     rounds: SharedRounds,
     parked: ParkedRuns,
     handle: String,
@@ -162,11 +177,11 @@ struct Watch {
 
 impl Watch {
     async fn run(mut self, shutdown: CancellationToken) {
-        let mut key = key(&self.handle);
         let heartbeat = self.rounds.stale_after / 3;
         let mut written = Instant::now();
         loop {
             tokio::select! {
+                () = self.asked.found() => {}
                 () = tokio::time::sleep(POLL_INTERVAL) => {}
                 () = shutdown.cancelled() => return,
             }
@@ -174,14 +189,7 @@ impl Watch {
                 self.write(&Outcome::Gone, true).await;
                 return;
             }
-            let asked = match self.rounds.store.task_take_requests(&key).await {
-                Ok(asked) => asked,
-                Err(e) => {
-                    tracing::warn!(target: "lousho::mcp", error = %e,
-                        "could not read a retry of a parked call from the session store");
-                    continue;
-                }
-            };
+            let asked = self.asked.take().unwrap_or_default();
             if asked.cancel {
                 self.parked.cancel(&self.handle);
                 self.write(&Outcome::Cancelled, true).await;
@@ -221,6 +229,7 @@ impl Watch {
                 let parked_next = match next {
                     Some(next) => {
                         let watch_next = Watch {
+                            asked: self.rounds.sweep.watch(&key(&next)),
                             handle: next,
                             rounds: self.rounds.clone(),
                             parked: self.parked.clone(),
@@ -237,7 +246,6 @@ impl Watch {
                 match parked_next {
                     Some(watch_next) => {
                         self = watch_next;
-                        key = super::task_records::round_key(&self.handle);
                         written = Instant::now();
                         continue;
                     }

@@ -4,17 +4,19 @@
 //!
 //! The replica running a task writes its state when it starts, at once
 //! whenever its status message, its questions or its end change it, and
-//! otherwise every third of the stale time (its heartbeat). Every
-//! [`POLL_INTERVAL`] it takes what other replicas' clients asked of the
-//! task (a cancel, answers) from the store and hands it to the task. Another
+//! otherwise every third of the stale time (its heartbeat). What other
+//! replicas' clients asked of the task (a cancel, answers) the server's
+//! [`RequestSweep`] finds in the store, for all its tasks at once every
+//! [`POLL_INTERVAL`], and the task's mirror hands it to the task. Another
 //! replica answers `tasks/get` from the store, and reports a task whose
 //! replica has not written it for the stale time (the lease time, 30 s by
 //! default) as failed: that replica died.
 
 use super::caller::Caller;
+use super::request_sweep::RequestSweep;
 use super::task_owners::may_see;
 use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL, is_round, write_record};
-use crate::session::{SessionStore, SharedTask, TaskRequest};
+use crate::session::{SessionStore, SharedTask, TaskRequest, TaskRequests};
 use rmcp::model::{DetailedTask, ErrorData, GetTaskResult, InputResponses, TaskPayload};
 use rmcp::task_manager::TaskManager;
 use serde_json::Value;
@@ -35,11 +37,21 @@ pub(crate) struct SharedTasks {
     store: Arc<dyn SessionStore>,
     /// A running task not written for this long is reported failed.
     stale_after: Duration,
+    /// What other replicas asked of the tasks, found for all at once.
+    sweep: RequestSweep,
 }
 
 impl SharedTasks {
-    pub(crate) fn new(store: Arc<dyn SessionStore>, stale_after: Duration) -> Self {
-        Self { store, stale_after }
+    pub(crate) fn new(
+        store: Arc<dyn SessionStore>,
+        stale_after: Duration,
+        sweep: RequestSweep,
+    ) -> Self {
+        Self {
+            store,
+            stale_after,
+            sweep,
+        }
     }
 
     /// Writes task `id` (just started in `manager`) to the store, then
@@ -60,7 +72,6 @@ impl SharedTasks {
             heartbeat: self.stale_after / 3,
             last: Value::Null,
             written: Instant::now(),
-            cancelled: false,
         };
         // Written before the call answers, so any replica knows the task
         // by the time its client asks.
@@ -68,14 +79,18 @@ impl SharedTasks {
             return;
         }
         let shutdown = shutdown.clone();
+        let asked = self.sweep.watch(id);
         tokio::spawn(async move {
             loop {
                 tokio::select! {
                     () = changes.notified() => {}
+                    () = asked.found() => {}
                     () = tokio::time::sleep(POLL_INTERVAL) => {}
                     () = shutdown.cancelled() => return,
                 }
-                mirror.take_requests().await;
+                if let Some(requests) = asked.take() {
+                    mirror.hand_on(requests);
+                }
                 if mirror.sync(&changes).await {
                     return;
                 }
@@ -184,23 +199,13 @@ struct Mirror {
     /// The state last written.
     last: Value,
     written: Instant,
-    /// Whether another replica's cancel was handed to the task.
-    cancelled: bool,
 }
 
 impl Mirror {
-    /// Hands the task what other replicas asked of it.
-    async fn take_requests(&mut self) {
-        let asked = match self.store.task_take_requests(&self.id).await {
-            Ok(asked) => asked,
-            Err(e) => {
-                tracing::warn!(target: "lousho::mcp", task = %self.id, error = %e,
-                    "could not read the requests of a shared task");
-                return;
-            }
-        };
-        if asked.cancel && !self.cancelled {
-            self.cancelled = true;
+    /// Hands the task what other replicas asked of it (a cancel comes
+    /// once).
+    fn hand_on(&self, asked: TaskRequests) {
+        if asked.cancel {
             let _ = self.manager.cancel_task(&self.id);
         }
         if !asked.answers.is_empty() {

@@ -18,6 +18,7 @@
 
 use super::caller::Caller;
 use super::peer_channel::{Asking, PeerChannel, ProgressTo};
+use super::request_sweep::RequestSweep;
 use super::shared_tasks::SharedTasks;
 use super::task_link::TaskLink;
 use super::task_owners::TaskOwners;
@@ -48,11 +49,17 @@ pub(crate) struct ServedTasks {
 impl ServedTasks {
     /// Tasks kept in memory, and in `store` when given; a task whose replica
     /// has not written it for `stale_after` is reported failed.
-    pub(crate) fn new(store: Option<Arc<dyn SessionStore>>, stale_after: Duration) -> Self {
+    pub(crate) fn new(
+        store: Option<Arc<dyn SessionStore>>,
+        stale_after: Duration,
+        sweep: Option<RequestSweep>,
+    ) -> Self {
         Self {
             manager: TaskManager::new(),
             owners: TaskOwners::default(),
-            shared: store.map(|store| SharedTasks::new(store, stale_after)),
+            shared: store
+                .zip(sweep)
+                .map(|(store, sweep)| SharedTasks::new(store, stale_after, sweep)),
         }
     }
 

@@ -132,3 +132,51 @@ pub(super) async fn take(client: &Client, task: &str) -> Result<TaskRequests, St
         .map_err(db)?;
     Ok(TaskRequests::new(row.get(0), decode_answers(row.get(1))))
 }
+
+/// What was asked of each of `tasks` that has something asked; answers are
+/// taken. One query when only cancels (or nothing) were asked, the usual
+/// case; answers are taken with their rows locked, as in [`take`].
+pub(super) async fn take_of(
+    client: &Client,
+    tasks: &[String],
+) -> Result<Vec<(String, TaskRequests)>, StoreError> {
+    let rows = client
+        .query(
+            "SELECT id, cancel, answers FROM lousho_tasks
+             WHERE id = ANY($1::text[]) AND (cancel OR answers <> '{}')",
+            &[&tasks],
+        )
+        .await
+        .map_err(db)?;
+    let mut asked = Vec::with_capacity(rows.len());
+    let mut answered = Vec::new();
+    for row in &rows {
+        let id: String = row.get(0);
+        if row.get::<_, &str>(2) == "{}" {
+            asked.push((id, TaskRequests::new(row.get(1), Default::default())));
+        } else {
+            answered.push(id);
+        }
+    }
+    if answered.is_empty() {
+        return Ok(asked);
+    }
+    let rows = client
+        .query(
+            "UPDATE lousho_tasks AS t SET answers = '{}'
+             FROM (SELECT id, cancel, answers FROM lousho_tasks
+                   WHERE id = ANY($1::text[]) FOR UPDATE) AS old
+             WHERE t.id = old.id
+             RETURNING old.id, old.cancel, old.answers",
+            &[&answered],
+        )
+        .await
+        .map_err(db)?;
+    for row in &rows {
+        asked.push((
+            row.get(0),
+            TaskRequests::new(row.get(1), decode_answers(row.get(2))),
+        ));
+    }
+    Ok(asked)
+}

@@ -124,14 +124,11 @@ impl LoushoServer {
         } = served;
         // One sweep of the store for what other replicas asked of this
         // one's tasks and parked calls.
-        let sweep = store
+        let replicas = store
             .clone()
-            .map(|store| super::request_sweep::RequestSweep::start(store, &shutdown));
-        let tasks = tasks::ServedTasks::new(store.clone(), lease.ttl, sweep.clone());
-        let shared_rounds = store
-            .clone()
-            .zip(sweep)
-            .map(|(store, sweep)| super::shared_rounds::SharedRounds::new(store, lease.ttl, sweep));
+            .map(|store| super::request_sweep::ReplicaStore::start(store, lease.ttl, &shutdown));
+        let tasks = tasks::ServedTasks::new(replicas.clone());
+        let shared_rounds = replicas.map(super::shared_rounds::SharedRounds);
         Self {
             inner: Arc::new(Inner {
                 agent,

@@ -14,8 +14,35 @@ use super::task_records::POLL_INTERVAL;
 use crate::session::{SessionStore, TaskRequests};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+/// What a server's tasks and parked calls share through the session store
+/// its replicas share: the store, how long a replica may stay silent before
+/// it counts as dead (the lease time), and the sweep.
+#[derive(Clone)]
+pub(crate) struct ReplicaStore {
+    pub(crate) store: Arc<dyn SessionStore>,
+    /// A running task or parked call not written for this long is gone.
+    pub(crate) stale_after: Duration,
+    pub(crate) sweep: RequestSweep,
+}
+
+impl ReplicaStore {
+    /// Starts the server's sweep of `store`; it ends with `shutdown`.
+    pub(crate) fn start(
+        store: Arc<dyn SessionStore>,
+        stale_after: Duration,
+        shutdown: &CancellationToken,
+    ) -> Self {
+        Self {
+            sweep: RequestSweep::start(store.clone(), shutdown),
+            store,
+            stale_after,
+        }
+    }
+}
 
 /// The sweep of one server: started with it, stopped when it closes.
 #[derive(Clone)]
@@ -159,7 +186,6 @@ mod tests {
     use crate::session::{MemoryStore, StoreError, TaskRequest};
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     /// A memory store that counts the store calls taking requests.
     #[derive(Debug)]
@@ -207,19 +233,6 @@ mod tests {
         async fn delete_run(&self, id: &str) -> Result<bool, StoreError> {
             self.inner.delete_run(id).await
         }
-        async fn task_write(
-            &self,
-            task: &str,
-            owner: Option<&str>,
-            state: &serde_json::Value,
-            ended: bool,
-            keep: Duration,
-        ) -> Result<(), StoreError> {
-            self.inner.task_write(task, owner, state, ended, keep).await
-        }
-        async fn task_request(&self, task: &str, r: &TaskRequest) -> Result<bool, StoreError> {
-            self.inner.task_request(task, r).await
-        }
         async fn task_take_requests(&self, task: &str) -> Result<TaskRequests, StoreError> {
             self.one_by_one.fetch_add(1, Ordering::SeqCst);
             self.inner.task_take_requests(task).await
@@ -253,6 +266,7 @@ mod tests {
         for i in 0..200 {
             let key = format!("task-{i}");
             store
+                .inner
                 .task_write(&key, None, &json!({}), false, Duration::from_secs(600))
                 .await
                 .unwrap();
@@ -261,10 +275,12 @@ mod tests {
         let mut answers = serde_json::Map::new();
         answers.insert("q".into(), json!("yes"));
         store
+            .inner
             .task_request("task-7", &TaskRequest::Answers(answers.clone()))
             .await
             .unwrap();
         store
+            .inner
             .task_request("task-9", &TaskRequest::Cancel)
             .await
             .unwrap();

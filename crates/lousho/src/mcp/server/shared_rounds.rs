@@ -15,10 +15,10 @@
 
 use super::caller::Caller;
 use super::mrtr::{KEY, ParkedRuns, Round};
-use super::request_sweep::{Asked, RequestSweep};
+use super::request_sweep::{Asked, ReplicaStore};
 use super::task_owners::may_see;
 use super::task_records::{POLL_INTERVAL, round_key as key, write_record};
-use crate::session::{SessionStore, TaskRequest};
+use crate::session::TaskRequest;
 use rmcp::model::{CallToolResult, InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -60,29 +60,12 @@ impl Outcome {
     }
 }
 
-/// The parked calls of one server as kept in its session store.
+/// The parked calls of one server as kept in its session store (a parked
+/// call's replica not heard from for the stale time is gone).
 #[derive(Clone)]
-pub(crate) struct SharedRounds {
-    store: Arc<dyn SessionStore>,
-    /// A parked call's replica not heard from for this long is gone.
-    stale_after: Duration,
-    /// The retries other replicas left, found for all parked calls at once.
-    sweep: RequestSweep,
-}
+pub(crate) struct SharedRounds(pub(crate) ReplicaStore);
 
 impl SharedRounds {
-    pub(crate) fn new(
-        store: Arc<dyn SessionStore>,
-        stale_after: Duration,
-        sweep: RequestSweep,
-    ) -> Self {
-        Self {
-            store,
-            stale_after,
-            sweep,
-        }
-    }
-
     /// `round` parked its call (when it asks a question): writes it to the
     /// store and watches it for a retry that reaches another replica, until
     /// it is answered, forgotten, or the server closes.
@@ -100,7 +83,7 @@ impl SharedRounds {
             return;
         };
         let watch = Watch {
-            asked: self.sweep.watch(&key(&handle)),
+            asked: self.0.sweep.watch(&key(&handle)),
             rounds: self.clone(),
             parked: parked.clone(),
             handle,
@@ -123,7 +106,7 @@ impl SharedRounds {
         answers: Option<&InputResponses>,
     ) -> Option<Round> {
         let key = key(handle);
-        let record = self.store.task_read(&key).await.ok()??;
+        let record = self.0.store.task_read(&key).await.ok()??;
         if record.ended || !may_see(record.owner.as_deref(), caller) {
             return None;
         }
@@ -133,14 +116,14 @@ impl SharedRounds {
         let mut given = Map::new();
         given.insert(KEY.to_owned(), answer.unwrap_or(Value::Null));
         let request = TaskRequest::Answers(given);
-        if !matches!(self.store.task_request(&key, &request).await, Ok(true)) {
+        if !matches!(self.0.store.task_request(&key, &request).await, Ok(true)) {
             return None;
         }
         loop {
             tokio::time::sleep(RELAY_POLL).await;
-            let record = self.store.task_read(&key).await.ok()??;
+            let record = self.0.store.task_read(&key).await.ok()??;
             if !record.ended {
-                if record.written_ago > self.stale_after {
+                if record.written_ago > self.0.stale_after {
                     return None;
                 }
                 continue;
@@ -158,6 +141,7 @@ impl SharedRounds {
     /// another replica is cancelled too (nothing if it is not parked).
     pub(crate) async fn cancel(&self, handle: &str) {
         let _ = self
+            .0
             .store
             .task_request(&key(handle), &TaskRequest::Cancel)
             .await;
@@ -177,7 +161,7 @@ struct Watch {
 
 impl Watch {
     async fn run(mut self, shutdown: CancellationToken) {
-        let heartbeat = self.rounds.stale_after / 3;
+        let heartbeat = self.rounds.0.stale_after / 3;
         let mut written = Instant::now();
         loop {
             tokio::select! {
@@ -229,7 +213,7 @@ impl Watch {
                 let parked_next = match next {
                     Some(next) => {
                         let watch_next = Watch {
-                            asked: self.rounds.sweep.watch(&key(&next)),
+                            asked: self.rounds.0.sweep.watch(&key(&next)),
                             handle: next,
                             rounds: self.rounds.clone(),
                             parked: self.parked.clone(),
@@ -265,6 +249,6 @@ impl Watch {
         };
         let key = key(&self.handle);
         let owner = self.owner.as_deref();
-        write_record(&*self.rounds.store, &key, owner, &state, ended, KEEP).await
+        write_record(&*self.rounds.0.store, &key, owner, &state, ended, KEEP).await
     }
 }

@@ -13,7 +13,7 @@
 //! default) as failed: that replica died.
 
 use super::caller::Caller;
-use super::request_sweep::RequestSweep;
+use super::request_sweep::ReplicaStore;
 use super::task_owners::may_see;
 use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL, is_round, write_record};
 use crate::session::{SessionStore, SharedTask, TaskRequest, TaskRequests};
@@ -32,28 +32,11 @@ const KEEP: Duration = Duration::from_secs(2 * TASK_TTL.as_secs());
 /// end before it waits for its next tick instead.
 const END_YIELDS: usize = 1000;
 
-/// The tasks of one server as kept in its session store.
-pub(crate) struct SharedTasks {
-    store: Arc<dyn SessionStore>,
-    /// A running task not written for this long is reported failed.
-    stale_after: Duration,
-    /// What other replicas asked of the tasks, found for all at once.
-    sweep: RequestSweep,
-}
+/// The tasks of one server as kept in its session store (a running task
+/// not written for the stale time is reported failed).
+pub(crate) struct SharedTasks(pub(crate) ReplicaStore);
 
 impl SharedTasks {
-    pub(crate) fn new(
-        store: Arc<dyn SessionStore>,
-        stale_after: Duration,
-        sweep: RequestSweep,
-    ) -> Self {
-        Self {
-            store,
-            stale_after,
-            sweep,
-        }
-    }
-
     /// Writes task `id` (just started in `manager`) to the store, then
     /// mirrors it there until it ends or the server closes.
     pub(crate) async fn share(
@@ -65,11 +48,11 @@ impl SharedTasks {
         shutdown: &CancellationToken,
     ) {
         let mut mirror = Mirror {
-            store: self.store.clone(),
+            store: self.0.store.clone(),
             manager: manager.clone(),
             id: id.to_owned(),
             owner,
-            heartbeat: self.stale_after / 3,
+            heartbeat: self.0.stale_after / 3,
             last: Value::Null,
             written: Instant::now(),
         };
@@ -79,7 +62,7 @@ impl SharedTasks {
             return;
         }
         let shutdown = shutdown.clone();
-        let asked = self.sweep.watch(id);
+        let asked = self.0.sweep.watch(id);
         tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -109,7 +92,7 @@ impl SharedTasks {
         let mut task: DetailedTask = serde_json::from_value(record.state).map_err(|e| {
             ErrorData::internal_error(format!("the stored task {id} could not be read: {e}"), None)
         })?;
-        if !record.ended && record.written_ago > self.stale_after {
+        if !record.ended && record.written_ago > self.0.stale_after {
             let message = format!(
                 "the server running this task stopped (no word from it for {} s); call the tool again",
                 record.written_ago.as_secs()
@@ -159,7 +142,7 @@ impl SharedTasks {
         unknown: ErrorData,
     ) -> Result<(), ErrorData> {
         self.record(id, caller, unknown.clone()).await?;
-        match self.store.task_request(id, &request).await {
+        match self.0.store.task_request(id, &request).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(unknown),
             Err(e) => Err(store_failed(&e)),
@@ -177,7 +160,7 @@ impl SharedTasks {
         if is_round(id) {
             return Err(unknown);
         }
-        match self.store.task_read(id).await {
+        match self.0.store.task_read(id).await {
             Ok(Some(record)) if may_see(record.owner.as_deref(), caller) => Ok(record),
             Ok(_) => Err(unknown),
             Err(e) => Err(store_failed(&e)),

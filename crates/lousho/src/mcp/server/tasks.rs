@@ -18,17 +18,15 @@
 
 use super::caller::Caller;
 use super::peer_channel::{Asking, PeerChannel, ProgressTo};
-use super::request_sweep::RequestSweep;
+use super::request_sweep::ReplicaStore;
 use super::shared_tasks::SharedTasks;
 use super::task_link::TaskLink;
 use super::task_owners::TaskOwners;
 use super::task_records::{Changes, POLL_INTERVAL, TASK_TTL};
-use crate::session::SessionStore;
 use rmcp::model::{CallToolResult, CreateTaskResult, ErrorData, GetTaskResult, InputResponses};
 use rmcp::task_manager::{TaskExit, TaskManager, TaskOptions};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -47,19 +45,14 @@ pub(crate) struct ServedTasks {
 }
 
 impl ServedTasks {
-    /// Tasks kept in memory, and in `store` when given; a task whose replica
-    /// has not written it for `stale_after` is reported failed.
-    pub(crate) fn new(
-        store: Option<Arc<dyn SessionStore>>,
-        stale_after: Duration,
-        sweep: Option<RequestSweep>,
-    ) -> Self {
+    /// Tasks kept in memory, and in the replicas' store when given; a task
+    /// whose replica has not written it for the stale time is reported
+    /// failed.
+    pub(crate) fn new(replicas: Option<ReplicaStore>) -> Self {
         Self {
             manager: TaskManager::new(),
             owners: TaskOwners::default(),
-            shared: store
-                .zip(sweep)
-                .map(|(store, sweep)| SharedTasks::new(store, stale_after, sweep)),
+            shared: replicas.map(SharedTasks),
         }
     }
 

@@ -56,6 +56,24 @@ impl PgServer {
 
     /// Starts a new server from the binaries in `bin`.
     pub fn start(bin: &Path) -> Result<PgServer, String> {
+        Self::launch(bin, false)
+    }
+
+    /// Starts a new server that also takes TLS connections, with a
+    /// certificate for `127.0.0.1` and `localhost` signed by a throwaway
+    /// certificate authority (made with the `openssl` command):
+    /// [`ca_certificate`](Self::ca_certificate) is its PEM file.
+    pub fn start_tls(bin: &Path) -> Result<PgServer, String> {
+        Self::launch(bin, true)
+    }
+
+    /// The PEM file of the authority that signed a [`start_tls`](Self::start_tls)
+    /// server's certificate.
+    pub fn ca_certificate(&self) -> PathBuf {
+        self.dir.join("ca.pem")
+    }
+
+    fn launch(bin: &Path, tls: bool) -> Result<PgServer, String> {
         let n = DATABASES.fetch_add(1, Ordering::SeqCst);
         let dir = std::env::temp_dir().join(format!("lousho-pg-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
@@ -83,6 +101,19 @@ impl PgServer {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        let tls_args = if tls {
+            make_certificates(&dir, owner)?;
+            vec![
+                "-c".to_owned(),
+                "ssl=on".to_owned(),
+                "-c".to_owned(),
+                format!("ssl_cert_file={}", dir.join("server.pem").display()),
+                "-c".to_owned(),
+                format!("ssl_key_file={}", dir.join("server.key").display()),
+            ]
+        } else {
+            Vec::new()
+        };
         let port = free_port()?;
         let mut postgres = Command::new(bin.join("postgres"));
         postgres
@@ -93,6 +124,7 @@ impl PgServer {
             // A test server: durability is not what is tested here.
             .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
             .args(["-c", "max_connections=200"])
+            .args(&tls_args)
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -222,6 +254,90 @@ pub fn find_bin() -> Option<PathBuf> {
         .collect();
     found.sort();
     found.pop().map(|(_, bin)| bin)
+}
+
+/// A throwaway certificate authority (`ca.pem`) and a server certificate
+/// for 127.0.0.1 and localhost it signed (`server.pem`, `server.key`, the
+/// key readable by the server's `owner` only, as PostgreSQL demands), in
+/// `dir`, by the `openssl` command.
+fn make_certificates(dir: &Path, owner: Option<(u32, u32)>) -> Result<(), String> {
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n\
+         extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n",
+    )
+    .map_err(|e| format!("writing server.ext: {e}"))?;
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let steps: [Vec<&str>; 3] = [
+        [
+            &["req", "-x509", "-new"][..],
+            &ec,
+            &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"],
+            &[
+                "-subj",
+                "/CN=lousho test CA",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+            ],
+            &["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+        ]
+        .concat(),
+        [
+            &["req", "-new"][..],
+            &ec,
+            &["-keyout", "server.key", "-out", "server.csr"],
+            &["-subj", "/CN=localhost"],
+        ]
+        .concat(),
+        vec![
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ],
+    ];
+    for args in steps {
+        let out = Command::new("openssl")
+            .args(&args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("running openssl (apt-get install openssl): {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "openssl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let key = dir.join("server.key");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .map_err(|e| format!("chmod {}: {e}", key.display()))?;
+    if let Some((uid, gid)) = owner {
+        for file in ["server.key", "server.pem"] {
+            std::os::unix::fs::chown(dir.join(file), Some(uid), Some(gid))
+                .map_err(|e| format!("chown {file}: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// When running as root: the uid and gid of `nobody` (PostgreSQL will not

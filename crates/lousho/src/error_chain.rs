@@ -34,6 +34,14 @@ fn cause<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a (dyn Error + 'static)> 
             _ => {}
         }
     }
+    // An I/O error made from another error (a TLS library's, say) gives
+    // that error's source as its own, skipping the error itself.
+    if let Some(inner) = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+    {
+        return Some(inner);
+    }
     e.source()
 }
 
@@ -67,7 +75,9 @@ mod tests {
     fn chains_sources_once_and_walks_them() {
         let e = Outer(std::io::Error::other("disk on fire"));
         assert_eq!(error_chain(&e), "outer: disk on fire");
-        assert_eq!(sources(&e).count(), 2);
+        // The I/O error, and the error it was made from (its text already
+        // in the words).
+        assert_eq!(sources(&e).count(), 3);
         assert!(sources(&e).any(|s| s.is::<std::io::Error>()));
         let e = Repeats(std::io::Error::other("gone"));
         assert_eq!(error_chain(&e), "wrapped: gone");

@@ -11,11 +11,12 @@ use deadpool_postgres::{
     ClientWrapper, Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod,
 };
 use std::time::Duration;
-use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
+use tokio_postgres::{Client, IsolationLevel, Statement, Transaction};
 
 mod journal;
 mod lease;
 mod shared_task;
+mod tls;
 mod window;
 
 const BACKEND: &str = "postgres";
@@ -102,8 +103,10 @@ const MIGRATIONS: &[&str] = &[
 /// [`connect_pooled`](PostgresStore::connect_pooled)), so concurrent runs do not
 /// take turns on one connection; a lost connection is replaced on the next
 /// call. Each connection prepares the statements of the frequent calls once.
-/// Plain TCP or a Unix socket (no TLS: use a local socket, a private
-/// network or a TLS-terminating proxy).
+/// Plain TCP or a Unix socket, or TLS (rustls) when the connection string
+/// asks with `sslmode` (`prefer`, `require`, `verify-ca`, `verify-full`:
+/// the server's certificate is always verified, against the system's
+/// authorities or those of `sslrootcert=FILE`).
 pub struct PostgresStore {
     pool: Pool,
 }
@@ -130,7 +133,8 @@ fn db(e: tokio_postgres::Error) -> StoreError {
 
 fn pooled(e: PoolError) -> StoreError {
     match e {
-        PoolError::Backend(e) => db(e),
+        // Connecting: a refused certificate says what to do about it.
+        PoolError::Backend(e) => tls::explain(e),
         other => StoreError::backend(BACKEND, other),
     }
 }
@@ -146,10 +150,10 @@ impl PostgresStore {
     /// [`connect`](Self::connect), opening at most `pool_size` connections
     /// (at least one).
     pub async fn connect_pooled(conn: &str, pool_size: usize) -> Result<Self, StoreError> {
-        let config: Config = conn.parse().map_err(db)?;
+        let (config, tls) = tls::parse(conn)?;
         let manager = Manager::from_config(
             config,
-            NoTls,
+            tls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

@@ -874,3 +874,63 @@ async fn the_requests_of_many_tasks_are_taken_in_one_call(store: Store) {
         ]
     );
 }
+
+/// TLS to PostgreSQL: the connection string's `sslmode` asks for it, the
+/// server's certificate is verified (against `sslrootcert` when given, else
+/// the system's authorities, which do not know the test's), and without
+/// `sslmode` the store connects as before, in plain text.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_over_tls_verifies_the_server_certificate() {
+    let Some(bin) = lousho_testkit::postgres::find_bin() else {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "PostgreSQL is not installed"
+        );
+        return;
+    };
+    let server = lousho_testkit::postgres::PgServer::start_tls(&bin).unwrap();
+    let conn = server.create_database();
+    let ca = server.ca_certificate();
+    let verified = lousho::session::PostgresStore::connect(&format!(
+        "{conn} application_name=verified sslmode=verify-full sslrootcert={}",
+        ca.display()
+    ))
+    .await
+    .unwrap();
+    verified.create("s").await.unwrap();
+    let plain = lousho::session::PostgresStore::connect(&format!("{conn} application_name=plain"))
+        .await
+        .unwrap();
+    assert!(plain.load("s").await.unwrap().is_some());
+    // What the server says of each store's (pooled, still open) connection.
+    let (admin, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let rows = admin
+        .query(
+            "SELECT a.application_name, s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+             WHERE a.datname = current_database() AND a.application_name IN ('verified', 'plain')
+             ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    let seen: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        seen,
+        [("plain".to_owned(), false), ("verified".to_owned(), true)]
+    );
+    // Without the test's authority, its certificate is refused, by name.
+    let refused = lousho::session::PostgresStore::connect(&format!("{conn} sslmode=require"))
+        .await
+        .unwrap_err();
+    let text = refused.to_string();
+    assert!(
+        text.contains("certificate was refused") && text.contains("sslrootcert"),
+        "{text}"
+    );
+    server.stop();
+}

@@ -9,6 +9,12 @@ use lousho::{Agent, CancellationToken, ToolContext};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
+/// The fixture server, its slow tool writing `started` and `cancelled` to
+/// `file` as they happen.
+fn logging_fixture(file: &std::path::Path) -> lousho::McpServer {
+    fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string())
+}
+
 /// "At once" on a loaded machine: far below every timeout the code under test
 /// could be waiting for instead (a call's 60 s).
 const AT_ONCE: Duration = Duration::from_secs(10);
@@ -23,10 +29,7 @@ async fn cancelling_a_run_sends_cancelled_to_the_server() {
     ]);
     let agent = Agent::builder()
         .model(model)
-        .mcp_server(
-            "fx",
-            fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()),
-        )
+        .mcp_server("fx", logging_fixture(&file))
         .build()
         .unwrap();
     agent.ready().await.unwrap();
@@ -50,9 +53,7 @@ async fn the_call_timeout_fires_and_progress_restarts_it() {
     let mcp = connect_mcp(
         [(
             "fx",
-            fixture("serve")
-                .call_timeout(Duration::from_secs(2))
-                .env("FIXTURE_CANCEL_FILE", file.display().to_string()),
+            logging_fixture(&file).call_timeout(Duration::from_secs(2)),
         )],
         ConnectOptions::default(),
     )
@@ -82,15 +83,9 @@ async fn the_call_timeout_fires_and_progress_restarts_it() {
 #[tokio::test]
 async fn a_crash_mid_call_is_an_error_result_at_once_and_the_next_call_reconnects() {
     let file = scratch("crash").join("calls");
-    let mcp = connect_mcp(
-        [(
-            "fx",
-            fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()),
-        )],
-        ConnectOptions::default(),
-    )
-    .await
-    .unwrap();
+    let mcp = connect_mcp([("fx", logging_fixture(&file))], ConnectOptions::default())
+        .await
+        .unwrap();
     let tools = mcp.tools();
     // A slow call in flight when the server dies fails too, at once.
     let slow = tools.get("fx__slow").unwrap().clone();
@@ -215,15 +210,9 @@ async fn captured_stderr_tail_shows_in_errors_and_status() {
 async fn a_tool_dropped_by_its_caller_cancels_at_the_server() {
     let dir = scratch("drop");
     let file = dir.join("cancelled");
-    let mcp = connect_mcp(
-        [(
-            "fx",
-            fixture("serve").env("FIXTURE_CANCEL_FILE", file.display().to_string()),
-        )],
-        ConnectOptions::default(),
-    )
-    .await
-    .unwrap();
+    let mcp = connect_mcp([("fx", logging_fixture(&file))], ConnectOptions::default())
+        .await
+        .unwrap();
     let slow = mcp.tools().get("fx__slow").unwrap().clone();
     let ctx = ToolContext::new("c1");
     let token = ctx.cancel.clone();

@@ -143,12 +143,15 @@ impl ServedTasks {
         answers: InputResponses,
     ) -> Result<(), ErrorData> {
         self.owners.check(id, caller)?;
+        let Some(shared) = &self.shared else {
+            return self.manager.update_task(id, answers);
+        };
         // rmcp's only error here is an unknown task: perhaps another
-        // replica's, which the store knows.
+        // replica's, which the store knows (so the answers are kept for it).
         let local = answers.iter().map(|(k, v)| (k.clone(), v.clone()));
-        match (self.manager.update_task(id, local), &self.shared) {
-            (Err(unknown), Some(shared)) => shared.update(id, caller, answers, unknown).await,
-            (here, _) => here,
+        match self.manager.update_task(id, local) {
+            Err(unknown) => shared.update(id, caller, answers, unknown).await,
+            here => here,
         }
     }
 

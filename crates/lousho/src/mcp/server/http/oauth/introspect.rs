@@ -282,15 +282,20 @@ mod tests {
     const ISS: &str = "https://idp.example";
     const AUD: &str = "https://agents.example/mcp";
 
-    #[test]
-    fn the_cache_is_bounded_and_never_outlives_exp() {
-        let i = Introspector::new(
+    /// An introspector for [`ISS`] and [`AUD`] with client `rs`'s `secret`.
+    fn introspector(secret: &str) -> Introspector {
+        Introspector::new(
             Arc::new(Issuer::new(ISS.into())),
             AUD.into(),
             Duration::ZERO,
-            ("rs".into(), "s3cr3t-val".into()),
+            ("rs".into(), secret.into()),
             None,
-        );
+        )
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_never_outlives_exp() {
+        let i = introspector("s3cr3t-val");
         let granted = |exp: u64| {
             let answer = serde_json::json!({"active": true, "aud": AUD, "sub": "alice"});
             let mut g = read_answer(&answer, ISS, AUD).unwrap();
@@ -319,13 +324,7 @@ mod tests {
 
     #[test]
     fn refused_credentials_are_logged_as_an_error_once_a_minute() {
-        let i = Introspector::new(
-            Arc::new(Issuer::new(ISS.into())),
-            AUD.into(),
-            Duration::ZERO,
-            ("rs".into(), "secret".into()),
-            None,
-        );
+        let i = introspector("secret");
         assert!(i.log_refusal_now(), "the first refusal is logged");
         assert!(
             !i.log_refusal_now(),
